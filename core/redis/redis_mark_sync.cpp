@@ -129,25 +129,35 @@ return storeMark(mark, strikes, setAt, expiresAt, now, reset, ARGV[4], changed)
 // tombstone TTL, then per mark: the latest last failure (changedAt, else setAt:
 // the history of a version before) it deletes (-1: any, but a mark the clearing replica
 // changed after the clear's time; a clear sent late spares a mark a failure touched after
-// it) and the clear's time.
+// it), the clear's time, and the number of the version of it the clearing replica saw (-1
+// unknown: a mark another replica set after that version stands).
 constexpr char kClearScript[] = R"lua(
 local payload = cjson.decode(ARGV[2])
 local ids = {}
 for i = 1, (#KEYS - 2) / 3 do
-  local upTo = tonumber(ARGV[2 + 2 * i])
-  local at = tonumber(ARGV[3 + 2 * i])
+  local upTo = tonumber(ARGV[1 + 3 * i])
+  local at = tonumber(ARGV[2 + 3 * i])
+  local seen = tonumber(ARGV[3 + 3 * i]) or -1
   local h = redis.call('HMGET', KEYS[3 * i - 1], 'changedAt', 'setAt')
   local changedAt = tonumber(h[1]) or tonumber(h[2])
   local gone = upTo < 0 or not changedAt or changedAt <= upTo
-  -- A clear sent live deletes whatever is there, but not a mark its own replica changed after the
-  -- clear was made: Redis ran it late (it stalled with the clear in its socket, and the replica
-  -- struck anew and pushed the strike on its return). Both times are that replica's clock.
-  if gone and upTo < 0 and changedAt and changedAt > at then
+  if gone and changedAt then
     local v = redis.pcall('GET', KEYS[3 * i - 2])
     local ok, cur = pcall(cjson.decode, type(v) == 'string' and v or 'null')
-    if ok and type(cur) == 'table' and cur.replica == payload.replica then gone = false end
+    if ok and type(cur) == 'table' then
+      if cur.replica == payload.replica then
+        -- A clear sent live deletes whatever is there, but not a mark its own replica changed after
+        -- the clear was made: Redis ran it late (it stalled with the clear in its socket, and the
+        -- replica struck anew and pushed the strike on its return). Both times are that replica's clock.
+        if upTo < 0 and changedAt > at then gone = false end
+      elseif seen > 0 and (tonumber(cur.seq) or 0) > seen then
+        -- Nor one another replica set after the version the clearing replica saw (Redis's own
+        -- numbers, no clock): the clear sat in a stalled link while that replica struck anew.
+        gone = false
+      end
+    end
   end
-  if gone then
+if gone then
     redis.call('DEL', KEYS[3 * i - 2], KEYS[3 * i - 1])
     redis.call('ZREM', KEYS[#KEYS], KEYS[3 * i - 2])
     ids[#ids + 1] = payload.ids[i]
@@ -421,9 +431,13 @@ void RedisMarkSync::marksCleared(const QList<MarkInfo> &removed) {
         const QByteArray id = idFor(m);
         m_setWhileDown.remove(id);
         const auto it = m_lastSeq.find(id);
-        if (it != m_lastSeq.end())
+        qint64 seenSeq = -1;
+        if (it != m_lastSeq.end()) {
             it->heardSetAt = -1; // its strikes went with it
-        clears.append({m, now, m_clock.nowMs()});
+            if (it->seq > 0 && it->seq <= kMaxSequence)
+                seenSeq = qint64(it->seq);
+        }
+        clears.append({m, now, m_clock.nowMs(), seenSeq});
     }
     if (!m_up)
         return clearLater(clears);
@@ -442,7 +456,7 @@ void RedisMarkSync::sendClears(const QList<Clear> &clears, bool late) {
         const QByteArray id = idFor(c.mark);
         argv << key("mark", id) << key("hist", id) << key("cleared", id);
         ids.append(QString::fromLatin1(id));
-        times << num(late ? c.atWall : -1) << num(c.atWall);
+        times << num(late ? c.atWall : -1) << num(c.atWall) << num(c.seenSeq);
     }
     argv << sequenceKey() << indexKey();
     const QJsonObject payload{{QStringLiteral("op"), QStringLiteral("clear")},

@@ -163,6 +163,9 @@ private:
         failover::MarkInfo mark;
         qint64 atWall = 0; // when it was made
         qint64 atMs = 0;   // the same, on this process's clock (the marks table's)
+        // Redis's number of the last set or clear of it this replica applied (-1 none): a mark
+        // another replica set after that version is spared (kClearScript).
+        qint64 seenSeq = -1;
     };
     // Whether this process struck the one mark `mark` names after `madeAt` (its clock; a clear's
     // "madeAt"): a clear of its own read back never saw that strike.

@@ -88,6 +88,54 @@ struct Replica {
         return std::nullopt;
     }
 };
+// A TCP relay to Redis whose links can stall: while stalled nothing is passed either way, and
+// what a client wrote (and then closed on) reaches Redis once it goes on, as from a network
+// partition that kept the connection (a stalled load balancer or NAT, a paused proxy).
+class StallingRelay : public QObject {
+public:
+    explicit StallingRelay(quint16 redisPort) : m_redisPort(redisPort) {
+        m_server.listen(QHostAddress::LocalHost);
+        QObject::connect(&m_server, &QTcpServer::newConnection, this, [this]() {
+            while (QTcpSocket *client = m_server.nextPendingConnection()) {
+                auto *redis = new QTcpSocket(this);
+                client->setParent(this);
+                m_links.append(std::make_pair(client, redis));
+                QObject::connect(client, &QTcpSocket::readyRead, this, [this]() { pump(); });
+                QObject::connect(redis, &QTcpSocket::readyRead, this, [this]() { pump(); });
+                QObject::connect(redis, &QTcpSocket::connected, this, [this]() { pump(); });
+                QObject::connect(client, &QTcpSocket::disconnected, this, [this]() { pump(); });
+                redis->connectToHost(QHostAddress::LocalHost, m_redisPort);
+            }
+        });
+    }
+    QString url() const { return QStringLiteral("redis://127.0.0.1:%1/0").arg(m_server.serverPort()); }
+    void stall() { m_stalled = true; }
+    void goOn() {
+        m_stalled = false;
+        pump();
+    }
+
+private:
+    void pump() {
+        if (m_stalled)
+            return;
+        for (const auto &[client, redis] : std::as_const(m_links)) {
+            if (redis->state() != QAbstractSocket::ConnectedState)
+                continue;
+            if (client->bytesAvailable() > 0)
+                redis->write(client->readAll());
+            if (redis->bytesAvailable() > 0 && client->state() == QAbstractSocket::ConnectedState)
+                client->write(redis->readAll());
+            if (client->state() != QAbstractSocket::ConnectedState && client->bytesAvailable() == 0)
+                redis->disconnectFromHost(); // after what it holds is written
+        }
+    }
+    QTcpServer m_server;
+    quint16 m_redisPort;
+    bool m_stalled = false;
+    QList<std::pair<QTcpSocket *, QTcpSocket *>> m_links;
+};
+
 } // namespace
 
 class TestRedisMarks : public QObject {
@@ -767,6 +815,48 @@ private Q_SLOTS:
         QTest::qWait(300);
         QVERIFY2(m_one->marks.isDown(alice, kA), "the clear Redis ran late undid the strike made after it");
         QVERIFY2(m_two->marks.isDown(alice, kA), "the strike made while Redis stalled never reached the other replica");
+    }
+
+    // Probe Z4 F1: the first replica's link to Redis stalls (Redis itself serves the second) while it
+    // clears alice's mark; it gives up waiting and goes local. 21 s on, the provider fails again on
+    // the second replica: strike 2. Then the link goes on and Redis runs the old clear. It deleted the
+    // second replica's new mark there and in Redis: the provider, down again, was marked nowhere. A
+    // clear deletes the version its replica saw, not one another replica set after it.
+    void aClearThatSatInAStalledLinkSparesAnotherReplicasLaterStrike() {
+        StallingRelay relay(m_redis->port());
+        m_net = std::make_unique<test::FakeClock>();
+        m_one = std::make_unique<Replica>(relay.url(), QStringLiteral("one"), &m_wall, m_net.get());
+        QVERIFY(test::waitUntil([&]() { return m_one->sync->storeUp(); }, 5000));
+        const QString alice = QStringLiteral("alice");
+        QCOMPARE(fail(*m_one, failure(FailureKind::ServerError)), qint64(20000));
+
+        relay.stall();
+        failover::MarkFilter alicesA;
+        alicesA.tenant = alice;
+        QCOMPARE(m_one->marks.clear(alicesA), 1); // written; it waits in the stalled link
+        QTest::qWait(100);
+        m_net->advance(2250); // past the 2 s command timeout
+        QVERIFY(test::waitUntil([&]() { return !m_one->sync->storeUp(); }, 5000));
+        advance(21000); // the second replica's copy ran out
+        QVERIFY(!m_two->marks.isDown(alice, kA));
+        m_two->marks.mark(alice, kA, failure(FailureKind::ServerError));
+        QVERIFY(test::waitUntil([&]() { return m_two->mark() && m_two->mark()->strikes == 2; }, 10000));
+
+        relay.goOn(); // the clear reaches Redis, 21 s after it was made
+        // Redis has run it once a command sent after it on another connection is answered.
+        QTest::qWait(200);
+        m_two->marks.mark(QStringLiteral("bob"), kA, failure(FailureKind::ServerError));
+        QVERIFY(test::waitUntil([&]() { return m_two->marks.isDown(QStringLiteral("bob"), kA); }, 10000));
+        QTest::qWait(300);
+        QVERIFY2(m_two->marks.isDown(alice, kA), "the clear made before the strike, run after it, undid it");
+        QCOMPARE(m_two->mark()->strikes, 2);
+        // The first replica, back, takes the mark from Redis.
+        QVERIFY(firstReconnects());
+        QVERIFY(test::waitUntil([&]() { return m_one->marks.isDown(alice, kA); }, 10000));
+        QCOMPARE(m_one->mark()->strikes, 2);
+        // A clear made after the strike still clears it, everywhere.
+        QCOMPARE(m_one->marks.clear(alicesA), 1);
+        QVERIFY(test::waitUntil([&]() { return !m_two->marks.isDown(alice, kA); }, 10000));
     }
 
     // Probe E4 4: both replicas hold alice's mark; Redis dies and comes back empty; the second
