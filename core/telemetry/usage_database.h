@@ -65,6 +65,9 @@ public:
     // file at open: fileChanged() says when they are no longer right.
     enum class Reading { Shared, AsItIs, Copy };
     Reading reading() const { return m_reading; }
+    // Whether a shared read was refused for a lock (another process holding the file in exclusive
+    // locking mode), rather than for a folder SQLite cannot make its -shm in.
+    bool sharedReadLocked() const { return m_sharedReadLocked; }
     // Whether the path still names the file opened: Deleted (nothing there now), Replaced
     // (another file renamed over it), Changed (a picture, AsItIs or Copy, whose file or log a
     // writer changed since). One stat() or two: the ledger asks once per batch or spend read.
@@ -151,6 +154,7 @@ private:
     QString m_path;
     bool m_open = false;
     Reading m_reading = Reading::Shared;
+    bool m_sharedReadLocked = false;
     FileStamp m_stamp;                     // the file opened, as it was then
     FileStamp m_walStamp;                  // its write-ahead log then (a picture's only)
     std::unique_ptr<QTemporaryDir> m_copy; // Reading::Copy: the copy read, removed with this object

@@ -151,7 +151,10 @@ UsageLedger::Opened UsageLedger::openDatabase() {
         delete m_db;
         m_db = new UsageDatabase;
         o.readOnly = m_db->open(path, UsageDatabase::Mode::ReadOnly, &o.readError);
-        if (o.readOnly && m_db->reading() != UsageDatabase::Reading::Shared)
+        if (o.readOnly && m_db->reading() != UsageDatabase::Reading::Shared && m_db->sharedReadLocked())
+            o.howRead = QStringLiteral(" as it is (another process holds it locked, so SQLite cannot share it; read "
+                                       "again when that process changes it)");
+        else if (o.readOnly && m_db->reading() != UsageDatabase::Reading::Shared)
             o.howRead = m_db->reading() == UsageDatabase::Reading::AsItIs
                             ? QStringLiteral(" as it is (its folder cannot be written either, so SQLite cannot share "
                                              "it; read again when another process changes it)")

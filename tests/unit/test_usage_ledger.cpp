@@ -17,6 +17,7 @@
 #include <QJsonArray>
 #include <QScopeGuard>
 #include <QSqlDatabase>
+#include <QSqlError>
 #include <QSqlQuery>
 #include <QSysInfo>
 #include <QTemporaryDir>
@@ -797,6 +798,48 @@ private Q_SLOTS:
         QCOMPARE(ledger.spentSince(QStringLiteral("bob"), localMs(2026, 1, 10, 0)), 4.0);
         QCOMPARE(m_log.size(), 1); // said once, at start
         QVERIFY2(m_log.first().message.contains(QStringLiteral("it is read")), qPrintable(m_log.first().message));
+    }
+
+    // Another process holding the file in SQLite's exclusive locking mode (a maintenance script, a
+    // database tool): every ask to switch it to write-ahead logging waited out the 5 s busy timeout,
+    // a hundred times over, before the listener opened: the gateway was down for 8.5 minutes without
+    // a word, then blamed a folder that could be written (probe Z4 F2). It starts within seconds now,
+    // reads the file, and says what holds it.
+    void aFileAnotherProcessHoldsLockedIsReadAndSaysSo() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("usage.sqlite"));
+        test::FakeClock clock;
+        clock.setEpochMs(localMs(2026, 1, 10, 12));
+        {
+            UsageLedger ledger({path, 400, 0, {}}, clock, logger());
+            ledger.append(row(QStringLiteral("r1"), QStringLiteral("bob"), QStringLiteral("pa/m"), 1, 1, 2.0,
+                              localMs(2026, 1, 10, 9)));
+        }
+        m_log.clear();
+        {
+            QSqlDatabase holder = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), QStringLiteral("holder"));
+            holder.setDatabaseName(path);
+            QVERIFY(holder.open());
+            QSqlQuery q(holder);
+            QVERIFY(q.exec(QStringLiteral("PRAGMA locking_mode=EXCLUSIVE")));
+            QVERIFY2(q.exec(QStringLiteral("BEGIN EXCLUSIVE")), qPrintable(q.lastError().text()));
+            QVERIFY2(q.exec(QStringLiteral("CREATE TABLE held(x)")), qPrintable(q.lastError().text()));
+            {
+                UsageLedger ledger({path, 400, 0, {}}, clock, logger());
+                QVERIFY(ledger.readOnly());
+                QCOMPARE(ledger.health().state, QStringLiteral("read-only"));
+                QCOMPARE(m_log.size(), 1);
+                QVERIFY2(m_log.first().message.contains(QStringLiteral("another process holds it locked")) &&
+                             m_log.first().message.contains(QStringLiteral("database is locked")) &&
+                             !m_log.first().message.contains(QStringLiteral("folder")),
+                         qPrintable(m_log.first().message));
+                QCOMPARE(ledger.spentSince(QStringLiteral("bob"), localMs(2026, 1, 10, 0)), 2.0);
+            }
+            q.exec(QStringLiteral("ROLLBACK"));
+            q.finish();
+            holder.close();
+        }
+        QSqlDatabase::removeDatabase(QStringLiteral("holder"));
     }
 
     void aFileThatCannotBeReadIsNotReadable() {
