@@ -141,23 +141,19 @@ for i = 1, (#KEYS - 2) / 3 do
   local h = redis.call('HMGET', KEYS[3 * i - 1], 'changedAt', 'setAt')
   local changedAt = tonumber(h[1]) or tonumber(h[2])
   local gone = upTo < 0 or not changedAt or changedAt <= upTo
-  if gone and changedAt then
+  -- A clear sent live deletes whatever is there, but not a mark changed after the clear was made:
+  -- Redis ran it late (it sat in a stalled Redis's socket, or in a link that stalled with it),
+  -- and a failure since struck anew. The mark's own replica's: both times are its clock. Another
+  -- replica's: only a version the clearing replica had not seen (Redis's numbers), so that a clock
+  -- ahead never spares what the clear was made against, and one the clear came after still goes.
+  if gone and upTo < 0 and changedAt and changedAt > at then
     local v = redis.pcall('GET', KEYS[3 * i - 2])
     local ok, cur = pcall(cjson.decode, type(v) == 'string' and v or 'null')
     if ok and type(cur) == 'table' then
-      if cur.replica == payload.replica then
-        -- A clear sent live deletes whatever is there, but not a mark its own replica changed after
-        -- the clear was made: Redis ran it late (it stalled with the clear in its socket, and the
-        -- replica struck anew and pushed the strike on its return). Both times are that replica's clock.
-        if upTo < 0 and changedAt > at then gone = false end
-      elseif seen > 0 and (tonumber(cur.seq) or 0) > seen then
-        -- Nor one another replica set after the version the clearing replica saw (Redis's own
-        -- numbers, no clock): the clear sat in a stalled link while that replica struck anew.
-        gone = false
-      end
+      if cur.replica == payload.replica or (seen > 0 and (tonumber(cur.seq) or 0) > seen) then gone = false end
     end
   end
-if gone then
+  if gone then
     redis.call('DEL', KEYS[3 * i - 2], KEYS[3 * i - 1])
     redis.call('ZREM', KEYS[#KEYS], KEYS[3 * i - 2])
     ids[#ids + 1] = payload.ids[i]

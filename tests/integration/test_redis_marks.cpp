@@ -859,6 +859,37 @@ private Q_SLOTS:
         QVERIFY(test::waitUntil([&]() { return !m_two->marks.isDown(alice, kA); }, 10000));
     }
 
+    // ... and a clear made after another replica's failure it had not heard of (its link stalled
+    // first) still clears that failure's mark, in Redis and on every replica: the later one wins.
+    void aClearMadeAfterAFailureItHadNotHeardOfStillClearsIt() {
+        StallingRelay relay(m_redis->port());
+        m_net = std::make_unique<test::FakeClock>();
+        m_one = std::make_unique<Replica>(relay.url(), QStringLiteral("one"), &m_wall, m_net.get());
+        QVERIFY(test::waitUntil([&]() { return m_one->sync->storeUp(); }, 5000));
+        const QString alice = QStringLiteral("alice");
+        QCOMPARE(fail(*m_one, failure(FailureKind::RateLimited, 60000)), qint64(60000));
+
+        relay.stall();
+        advance(1000);
+        m_two->marks.mark(alice, kA, failure(FailureKind::RateLimited, 90000)); // a version the first never hears
+        QVERIFY(test::waitUntil(
+            [&]() { return m_two->mark() && m_two->mark()->expiresAtMs - m_two->clock.nowMs() > 60000; }, 10000));
+        advance(1000);
+        failover::MarkFilter alicesA;
+        alicesA.tenant = alice;
+        QCOMPARE(m_one->marks.clear(alicesA), 1); // after that failure; it waits in the stalled link
+        QTest::qWait(100);
+        relay.goOn();
+        QVERIFY2(test::waitUntil([&]() { return !m_two->marks.isDown(alice, kA); }, 10000),
+                 "a clear made after the failure did not clear its mark");
+        QVERIFY(!m_one->marks.isDown(alice, kA));
+        Replica fresh(m_redis->url(), QStringLiteral("three"), &m_wall);
+        QVERIFY(test::waitUntil([&]() { return fresh.sync->storeUp(); }, 5000));
+        m_two->marks.mark(QStringLiteral("bob"), kA, failure(FailureKind::ServerError));
+        QVERIFY(test::waitUntil([&]() { return fresh.marks.isDown(QStringLiteral("bob"), kA); }, 10000));
+        QVERIFY2(!fresh.marks.isDown(alice, kA), "Redis kept the cleared mark");
+    }
+
     // Probe E4 4: both replicas hold alice's mark; Redis dies and comes back empty; the second
     // replica clears the mark meanwhile and, back first, publishes the clear while the first has not
     // subscribed again. The first kept the mark until its TTL ended (up to 300 s): its pull after
