@@ -956,8 +956,13 @@ bool AttemptLoop::saysLessThanTheLastFailure(const UpstreamFailure &failure) con
     // A provider that does not hold the conversation the request names (another provider of its API
     // made it) says nothing of the one that does: when that one failed first (down, overloaded), the
     // client hears its failure, which it retries, not that the conversation does not exist (probe X3 F1).
+    // Nor does one that finds the request too large for it (its 413, a per-minute token limit, the
+    // credit left): the one that failed first may take it once it is back, and a 413 would end the
+    // client's retries.
     if (!m_lastFailure || m_lastFailure->kind == FailureKind::NotServed || failure.kind != FailureKind::NotServed)
         return false;
+    if (failure.status == 413 || failure.status == 429 || failure.status == 402)
+        return true;
     FailureInput in;
     in.status = failure.status;
     in.message = failure.message;

@@ -29,6 +29,8 @@
 namespace sw::telemetry {
 
 namespace {
+// How long a statement waits for another writer's lock (a batch is brief) before it fails.
+constexpr int kBusyWaitMs = 5000;
 
 QAtomicInteger<quint64> g_connections;
 
@@ -284,7 +286,7 @@ bool UsageDatabase::open(const QString &path, Mode mode, QString *error) {
         return openReadOnly(error);
     db.setDatabaseName(path);
     // A writer holding the lock for a batch is brief: wait for it rather than fail.
-    db.setConnectOptions(QStringLiteral("QSQLITE_BUSY_TIMEOUT=5000"));
+    db.setConnectOptions(QStringLiteral("QSQLITE_BUSY_TIMEOUT=%1").arg(kBusyWaitMs));
     if (!db.open()) {
         *error = db.lastError().text();
         return false;
@@ -294,7 +296,8 @@ bool UsageDatabase::open(const QString &path, Mode mode, QString *error) {
         // WAL: readers (the command line, a query) never block the writer, and a batch is one fsync.
         // Switching a new file to WAL takes its lock without SQLite's busy wait: a replica that
         // opens the same new file at the same moment gets "database is locked". It is asked
-        // again for up to two seconds (once per start, never on a request's path). Each ask waits
+        // again for up to two seconds (on the ledger's own thread, never on a request's path: at start,
+        // and at each batch while the file could only be read). Each ask waits
         // 100 ms at most: a file another process holds in exclusive locking mode makes SQLite wait
         // out the busy timeout on every ask, and 100 asks of 5 s kept the gateway from listening,
         // without a word, for 8.5 minutes (probe Z4 F2).
@@ -311,7 +314,7 @@ bool UsageDatabase::open(const QString &path, Mode mode, QString *error) {
             wal = toWal();
         }
         const QString walError = wal ? QString() : lastError(q);
-        q.exec(QStringLiteral("PRAGMA busy_timeout=5000"));
+        q.exec(QStringLiteral("PRAGMA busy_timeout=%1").arg(kBusyWaitMs));
         if (!wal) {
             *error = QStringLiteral("cannot use write-ahead logging: %1").arg(walError);
             db.close();
@@ -358,7 +361,8 @@ bool UsageDatabase::openReadOnly(QString *error) {
     };
     // Shared with its writers, as SQLite reads a WAL file: it needs the -shm next to it, or a folder
     // where it can create one.
-    const QString shared = tryOpen(m_path, QStringLiteral("QSQLITE_OPEN_READONLY;QSQLITE_BUSY_TIMEOUT=5000"));
+    const QString shared =
+        tryOpen(m_path, QStringLiteral("QSQLITE_OPEN_READONLY;QSQLITE_BUSY_TIMEOUT=%1").arg(kBusyWaitMs));
     QString why = shared;
     m_sharedReadLocked = why.contains(QLatin1String("locked"));
     if (!why.isEmpty() && why.contains(QLatin1String("schema version"))) {
@@ -389,7 +393,7 @@ bool UsageDatabase::openReadOnly(QString *error) {
                 why = QStringLiteral("cannot copy it with its write-ahead log %1 to read them: %2")
                           .arg(wal, copy->isValid() ? QStringLiteral("a copy failed") : copy->errorString());
             } else {
-                why = tryOpen(file, QStringLiteral("QSQLITE_OPEN_READONLY;QSQLITE_BUSY_TIMEOUT=5000"));
+                why = tryOpen(file, QStringLiteral("QSQLITE_OPEN_READONLY;QSQLITE_BUSY_TIMEOUT=%1").arg(kBusyWaitMs));
                 if (why.isEmpty()) {
                     m_reading = Reading::Copy;
                     m_copy = std::move(copy);

@@ -152,8 +152,11 @@ UsageLedger::Opened UsageLedger::openDatabase() {
         m_db = new UsageDatabase;
         o.readOnly = m_db->open(path, UsageDatabase::Mode::ReadOnly, &o.readError);
         if (o.readOnly && m_db->reading() != UsageDatabase::Reading::Shared && m_db->sharedReadLocked())
-            o.howRead = QStringLiteral(" as it is (another process holds it locked, so SQLite cannot share it; read "
-                                       "again when that process changes it)");
+            o.howRead = (m_db->reading() == UsageDatabase::Reading::AsItIs
+                             ? QStringLiteral(" as it is")
+                             : QStringLiteral(" from a private copy with its write-ahead log")) +
+                        QStringLiteral(" (another process holds it locked, so SQLite cannot share it; read again "
+                                       "when that process changes it)");
         else if (o.readOnly && m_db->reading() != UsageDatabase::Reading::Shared)
             o.howRead = m_db->reading() == UsageDatabase::Reading::AsItIs
                             ? QStringLiteral(" as it is (its folder cannot be written either, so SQLite cannot share "

@@ -603,6 +603,7 @@ bool AnthropicAdapter::declareCalledTools(QJsonObject &body) {
     if (!body.value(L("tools")).toArray().isEmpty())
         return false;
     QStringList names;
+    QSet<QString> declared; // names' members: a search of the list per call cost N² (probe Z6 F2)
     bool toolBlocks = false;
     for (const QJsonValue &m : body.value(L("messages")).toArray())
         for (const QJsonValue &v : m.toObject().value(L("content")).toArray()) {
@@ -612,8 +613,10 @@ bool AnthropicAdapter::declareCalledTools(QJsonObject &body) {
             const QString name = block.value(L("name")).toString();
             // A name a definition cannot have (a history's tool_use name takes up to 200
             // characters) is left out: one tool declared is what Messages asks for.
-            if (type == L("tool_use") && isValidToolName(name, kApi) && !names.contains(name))
+            if (type == L("tool_use") && isValidToolName(name, kApi) && !declared.contains(name)) {
+                declared.insert(name);
                 names << name;
+            }
         }
     if (!toolBlocks || names.isEmpty())
         return false;

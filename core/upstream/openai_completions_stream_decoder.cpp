@@ -322,6 +322,10 @@ void OpenAICompletionsStreamDecoder::mergeReasoningDetail(const QJsonObject &pie
             const bool present = open.rest.contains(it.key()) || (g >= 0 && open.grown[g]);
             if (it->isNull() && present)
                 continue;
+            // Repeated on every piece (type, index, format): set again, Qt's container would keep
+            // each copy until the entry is built.
+            if (g < 0 && present && open.rest.value(it.key()) == *it)
+                continue;
             if (g >= 0) {
                 open.grown[g].reset();
                 if (it->isString()) {

@@ -1359,6 +1359,19 @@ private Q_SLOTS:
         QVERIFY(alone.header("retry-after").isEmpty());
         QCOMPARE(gw.anthropicA.requests().size(), asked + 2); // asked once more, not retried
         QVERIFY(gw.engine().marks().isEmpty());
+
+        // After a candidate that is down, the one that finds the request too large says less: the
+        // client hears the outage, which it retries (the first may take it once back), not a 413.
+        gw.anthropicA.pushFault(status(503));
+        gw.openaiB.pushFault(statusWith(413, {},
+                                        "{\"error\":{\"message\":\"Request too large\",\"type\":"
+                                        "\"invalid_request_error\"}}"));
+        const auto behindAnOutage =
+            gw.post(QStringLiteral("/v1/chat/completions"),
+                    GatewayFixture::openaiBody(QStringLiteral("chain"), QStringLiteral("hi"), false));
+        QCOMPARE(behindAnOutage.status, 503);
+        QVERIFY2(!errorMessageOf(behindAnOutage).contains(QStringLiteral("too large")),
+                 behindAnOutage.body.constData());
     }
 
     // OpenAI's 403 for one model a project may not use ("Project `proj_…` does not have access to model
