@@ -177,6 +177,17 @@ class TestUsageLedger : public QObject {
         };
     }
 
+    // A ledger file in `dir` that holds one row: bob spent $2 at 9:00 on 10 January, which is
+    // `clock`'s day (its time is noon).
+    QString fileWithBobsTwoDollars(const QTemporaryDir &dir, test::FakeClock &clock) {
+        const QString path = dir.filePath(QStringLiteral("usage.sqlite"));
+        clock.setEpochMs(localMs(2026, 1, 10, 12));
+        UsageLedger ledger({path, 400, 0, {}}, clock, logger());
+        ledger.append(row(QStringLiteral("r1"), QStringLiteral("bob"), QStringLiteral("pa/m"), 1, 1, 2.0,
+                          localMs(2026, 1, 10, 9)));
+        return path;
+    }
+
 private Q_SLOTS:
     void initTestCase() {
         qputenv("TZ", "Europe/Berlin"); // local days differ from UTC ones: grouping must use local time
@@ -775,14 +786,8 @@ private Q_SLOTS:
     // wait in memory and count as spend.
     void aFileThatCannotBeWrittenIsStillRead() {
         QTemporaryDir dir;
-        const QString path = dir.filePath(QStringLiteral("usage.sqlite"));
         test::FakeClock clock;
-        clock.setEpochMs(localMs(2026, 1, 10, 12));
-        {
-            UsageLedger ledger({path, 400, 0, {}}, clock, logger());
-            ledger.append(row(QStringLiteral("r1"), QStringLiteral("bob"), QStringLiteral("pa/m"), 1, 1, 2.0,
-                              localMs(2026, 1, 10, 9)));
-        }
+        const QString path = fileWithBobsTwoDollars(dir, clock);
         QCOMPARE(readFile(path).rows.size(), 1);
         UsageLedger::Options o{path, 400, 0, {}};
         o.writable = false;
@@ -807,14 +812,8 @@ private Q_SLOTS:
     // reads the file, and says what holds it.
     void aFileAnotherProcessHoldsLockedIsReadAndSaysSo() {
         QTemporaryDir dir;
-        const QString path = dir.filePath(QStringLiteral("usage.sqlite"));
         test::FakeClock clock;
-        clock.setEpochMs(localMs(2026, 1, 10, 12));
-        {
-            UsageLedger ledger({path, 400, 0, {}}, clock, logger());
-            ledger.append(row(QStringLiteral("r1"), QStringLiteral("bob"), QStringLiteral("pa/m"), 1, 1, 2.0,
-                              localMs(2026, 1, 10, 9)));
-        }
+        const QString path = fileWithBobsTwoDollars(dir, clock);
         m_log.clear();
         {
             QSqlDatabase holder = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), QStringLiteral("holder"));
