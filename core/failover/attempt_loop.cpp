@@ -844,8 +844,10 @@ void AttemptLoop::attemptFailed(Attempt &a, const TryFailure &failure) {
         return finish();
     if (d.action == FailureDecision::Action::Mend)
         return retryMended(a, d, failure.input);
-    if (failure.upstreamError)
-        m_upstreamError = failure.upstreamError; // translation: the API's code/param reach the client
+    // Translation: the API's code/param reach the client; those of the failure the client will hear,
+    // not of a later one that says less (a 429 over a token limit after a 429 rate limit).
+    if (failure.upstreamError && (d.action == FailureDecision::Action::Stop || !saysLessThanTheLastFailure(d.failure)))
+        m_upstreamError = failure.upstreamError;
     if (d.action == FailureDecision::Action::Stop)
         return stopWithUpstreamError(a, failure.input);
     if (d.mayRotate && rotateCredential(a, failure, d.failure))
@@ -956,13 +958,26 @@ bool AttemptLoop::saysLessThanTheLastFailure(const UpstreamFailure &failure) con
     // A provider that does not hold the conversation the request names (another provider of its API
     // made it) says nothing of the one that does: when that one failed first (down, overloaded), the
     // client hears its failure, which it retries, not that the conversation does not exist (probe X3 F1).
-    // Nor does one that finds the request too large for it (its 413, a per-minute token limit, the
-    // credit left): the one that failed first may take it once it is back, and a 413 would end the
-    // client's retries.
     if (!m_lastFailure || m_lastFailure->kind == FailureKind::NotServed || failure.kind != FailureKind::NotServed)
         return false;
-    if (failure.status == 413 || failure.status == 429 || failure.status == 402)
-        return true;
+    // Nor does one that finds the request too large for it (its 413, a per-minute token limit, the
+    // credit left), after one that is down or busy for a while: that one may take the request once
+    // it is back (an app's own retry finds it), and the 413 is kept from no one who can act on it.
+    // Not after a key that is refused or spent for long: the 413 says what can be done now, a
+    // smaller request, where the key's error says only that an operator must act.
+    if (failure.status == 413 || failure.status == 429 || failure.status == 402) {
+        switch (m_lastFailure->kind) {
+        case FailureKind::Transport:
+        case FailureKind::ServerError:
+        case FailureKind::RateLimited:
+            return true;
+        case FailureKind::CredentialExhausted:
+            return m_lastFailureWait && m_lastFailureWait->cause != CredentialWait::Cause::Refusal &&
+                   m_lastFailureWait->remainingMs <= FailureResponse::kShortWaitMs;
+        default:
+            return false;
+        }
+    }
     FailureInput in;
     in.status = failure.status;
     in.message = failure.message;

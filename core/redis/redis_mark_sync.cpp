@@ -130,7 +130,8 @@ return storeMark(mark, strikes, setAt, expiresAt, now, reset, ARGV[4], changed)
 // the history of a version before) it deletes (-1: any, but a mark the clearing replica
 // changed after the clear's time; a clear sent late spares a mark a failure touched after
 // it), the clear's time, and the number of the version of it the clearing replica saw (-1
-// unknown: a mark another replica set after that version stands).
+// unknown): a live clear spares a mark another replica set after that version and changed after
+// the clear's time (that replica's clock against the clearing one's: keep them in sync).
 constexpr char kClearScript[] = R"lua(
 local payload = cjson.decode(ARGV[2])
 local ids = {}

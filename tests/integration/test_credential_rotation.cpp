@@ -1372,6 +1372,21 @@ private Q_SLOTS:
         QCOMPARE(behindAnOutage.status, 503);
         QVERIFY2(!errorMessageOf(behindAnOutage).contains(QStringLiteral("too large")),
                  behindAnOutage.body.constData());
+        // Behind a key that is refused, the 413 is what the client can act on now.
+        clock.advance(60000);
+        gw.anthropicA.pushFault(
+            statusWith(401, {},
+                       "{\"type\":\"error\",\"error\":{\"type\":\"authentication_error\",\"message\":"
+                       "\"invalid x-api-key\"}}"));
+        gw.openaiB.pushFault(statusWith(413, {},
+                                        "{\"error\":{\"message\":\"Request too large\",\"type\":"
+                                        "\"invalid_request_error\"}}"));
+        const auto behindARefusedKey =
+            gw.post(QStringLiteral("/v1/chat/completions"),
+                    GatewayFixture::openaiBody(QStringLiteral("chain"), QStringLiteral("hi"), false));
+        QCOMPARE(behindARefusedKey.status, 413);
+        QVERIFY2(errorMessageOf(behindARefusedKey).contains(QStringLiteral("Request too large")),
+                 behindARefusedKey.body.constData());
     }
 
     // OpenAI's 403 for one model a project may not use ("Project `proj_…` does not have access to model
