@@ -192,13 +192,10 @@ std::optional<Answer> Router::answerBeforeRoutes(const InboundRequest &req, std:
     if (!req.key.done)
         if (const auto loop = loopProblem(req.headers))
             return loopAnswer(chat, *loop);
-    // Header values go upstream (anthropic-beta, a passthrough key, ...) and into logs: a control
-    // byte is refused here, before routing, in the format the client reads.
-    if (const auto problem = RequestGuard::controlByteProblem(req.headers)) {
-        if (isChat)
-            return chatError(*chat, 400, ErrorCategory::InvalidRequest, *problem);
-        return errorAnswer(400, "invalid_request_error", *problem);
-    }
+    // Header values go upstream (anthropic-beta, a passthrough key, ...) and into logs. One with a
+    // control byte never gets here: the connection's guard refuses such a head, in the route's error
+    // format, and closes the connection (ConnectionGuard::onHeadComplete); a chunked body's trailer
+    // fields, the only others, are refused there too.
 
     const bool admin = path.startsWith(QLatin1String("/admin/"));
     if (!admin) {

@@ -147,10 +147,12 @@ class TestRedisMarks : public QObject {
     std::unique_ptr<test::FakeClock> m_net;  // a replica's connection clock, when a test sets one
     std::unique_ptr<test::FakeClock> m_net2; // the second replica's, when a test sets one
 
-    // Makes the first replica one that reconnects only when the test moves m_net.
-    bool firstReconnectsOnCue() {
+    // Makes the first replica one that reconnects only when the test moves m_net; it reaches Redis
+    // at `url` (a relay in front of it), else directly.
+    bool firstReconnectsOnCue(const QString &url = {}) {
         m_net = std::make_unique<test::FakeClock>();
-        m_one = std::make_unique<Replica>(m_redis->url(), QStringLiteral("one"), &m_wall, m_net.get());
+        m_one = std::make_unique<Replica>(url.isEmpty() ? m_redis->url() : url, QStringLiteral("one"), &m_wall,
+                                          m_net.get());
         return test::waitUntil([&]() { return m_one->sync->storeUp(); }, 5000);
     }
     bool firstReconnects() {
@@ -824,9 +826,7 @@ private Q_SLOTS:
     // clear deletes the version its replica saw, not one another replica set after it.
     void aClearThatSatInAStalledLinkSparesAnotherReplicasLaterStrike() {
         StallingRelay relay(m_redis->port());
-        m_net = std::make_unique<test::FakeClock>();
-        m_one = std::make_unique<Replica>(relay.url(), QStringLiteral("one"), &m_wall, m_net.get());
-        QVERIFY(test::waitUntil([&]() { return m_one->sync->storeUp(); }, 5000));
+        QVERIFY(firstReconnectsOnCue(relay.url()));
         const QString alice = QStringLiteral("alice");
         QCOMPARE(fail(*m_one, failure(FailureKind::ServerError)), qint64(20000));
 
@@ -863,9 +863,7 @@ private Q_SLOTS:
     // first) still clears that failure's mark, in Redis and on every replica: the later one wins.
     void aClearMadeAfterAFailureItHadNotHeardOfStillClearsIt() {
         StallingRelay relay(m_redis->port());
-        m_net = std::make_unique<test::FakeClock>();
-        m_one = std::make_unique<Replica>(relay.url(), QStringLiteral("one"), &m_wall, m_net.get());
-        QVERIFY(test::waitUntil([&]() { return m_one->sync->storeUp(); }, 5000));
+        QVERIFY(firstReconnectsOnCue(relay.url()));
         const QString alice = QStringLiteral("alice");
         QCOMPARE(fail(*m_one, failure(FailureKind::RateLimited, 60000)), qint64(60000));
 
