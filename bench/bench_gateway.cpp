@@ -502,8 +502,24 @@ struct StreamsResult {
     qint64 expectedFrames = 0; // per stream, as the mock sends them directly
     qint64 framesLost = 0;
     double seconds = 0;
-    int peakUpstreams = 0; // connections the mock held open at once (the streams really overlapped)
+    int peakUpstreams = 0;          // connections the mock held open at once (the streams really overlapped)
+    double largePeakRssMiB = -1;    // highest VmRSS sampled while one long conversation went through
+    double largeSettledRssMiB = -1; // VmRSS kSettleMs after it was answered
+    bool largeOk = false;
 };
+
+// A conversation of `turns` turns of 150 characters each: 90 000 of them are about 16 MiB, what a
+// coding agent's context reaches in a long session (and half of limits.maxBodyBytes).
+QByteArray longConversation(int turns) {
+    QByteArray body = R"({"model":"claude-bench","stream":true,"max_tokens":64,"messages":[)";
+    const QByteArray text = QByteArray("word ").repeated(30);
+    for (int i = 0; i < turns; ++i)
+        body += (i ? "," : "") +
+                QByteArray(i % 2 ? R"({"role":"assistant","content":")" : R"({"role":"user","content":")") + text +
+                R"("})";
+    body += R"(,{"role":"user","content":"ping"}]})";
+    return body;
+}
 
 // `count` streams, all open at once, one per connection; returns each stream's timing.
 QList<BenchConnection::Timing> runConcurrentStreams(const QUrl &base, const QByteArray &body, int count) {
@@ -523,6 +539,8 @@ QList<BenchConnection::Timing> runConcurrentStreams(const QUrl &base, const QByt
     loop.exec();
     return out;
 }
+
+constexpr int kSettleMs = 2500;
 
 // The switchman binary as a separate process in front of the mock: its idle RSS once started, then
 // `streams` concurrent streams through it with its peak RSS and the frames each client received
@@ -600,6 +618,21 @@ StreamsResult measureProcess(const QString &binary, const QUrl &mock, int stream
     }
     r.failed += streams - int(through.size());
     r.framesLost += qint64(streams - through.size()) * r.expectedFrames;
+
+    // Then one long conversation alone: what it costs at its peak, and what the process keeps of it
+    // once it is answered and nothing else runs (the engine gives the allocator's free memory back a
+    // second after a large request, core/engine.cpp).
+    waitMs(2000);
+    double largePeak = rssMiB(child.processId());
+    QObject::disconnect(&sampler, nullptr, nullptr, nullptr);
+    QObject::connect(&sampler, &QTimer::timeout, [&] { largePeak = std::max(largePeak, rssMiB(child.processId())); });
+    sampler.start(5);
+    const auto large = runConcurrentStreams(base, longConversation(90000), 1);
+    sampler.stop();
+    r.largeOk = large.size() == 1 && large[0].ok && large[0].sawEnd;
+    r.largePeakRssMiB = largePeak;
+    waitMs(kSettleMs);
+    r.largeSettledRssMiB = rssMiB(child.processId());
     child.terminate();
     if (!child.waitForFinished(5000))
         child.kill();
@@ -944,9 +977,15 @@ int main(int argc, char **argv) {
                     p.streams, p.seconds, p.peakUpstreams);
         std::printf("%-40s %10lld  (%lld frames per stream expected, %d streams failed or cut)\n", "frames lost",
                     static_cast<long long>(p.framesLost), static_cast<long long>(p.expectedFrames), p.failed);
+        std::printf("%-40s %10.1f MiB  (%s)\n", "peak RSS, one 16 MiB conversation", p.largePeakRssMiB,
+                    p.largeOk ? "answered" : "NOT answered");
+        std::printf("%-40s %10.1f MiB  (%d ms after its answer)\n", "RSS after it, settled", p.largeSettledRssMiB,
+                    kSettleMs);
         std::printf("summary idle_rss_mib %.1f\nsummary streams_peak_rss_mib %.1f\nsummary streams_frames_lost %lld\n"
-                    "summary streams_failed %d\nsummary streams_overlap %d\n",
-                    p.idleRssMiB, p.peakRssMiB, static_cast<long long>(p.framesLost), p.failed, p.peakUpstreams);
+                    "summary streams_failed %d\nsummary streams_overlap %d\n"
+                    "summary large_peak_rss_mib %.1f\nsummary large_settled_rss_mib %.1f\nsummary large_failed %d\n",
+                    p.idleRssMiB, p.peakRssMiB, static_cast<long long>(p.framesLost), p.failed, p.peakUpstreams,
+                    p.largePeakRssMiB, p.largeSettledRssMiB, p.largeOk ? 0 : 1);
     }
     printSummary(results);
 

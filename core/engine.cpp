@@ -18,6 +18,7 @@
 #include "core/upstream/upstream_attempt.h"
 #include "core/util/byte_budget.h"
 #include "core/util/clock.h"
+#include "core/util/heap_release.h"
 #include "core/wire/api.h"
 
 #include <QCoreApplication>
@@ -33,6 +34,12 @@
 namespace sw {
 
 namespace {
+// A request or answer that held this much of limits.maxBodyBytesInFlight at once leaves enough free
+// heap behind to be worth giving back (about 16 times its size for a long conversation), and
+// kHeapReleaseDelayMs after the budget empties lets its last objects be deleted first.
+constexpr qint64 kLargeHoldBytes = 4LL << 20;
+constexpr int kHeapReleaseDelayMs = 1000;
+
 // What a request still in flight when Switchman shuts down ends with: in band for a stream that
 // is open, a whole 503 (with Retry-After, which the SDKs honour) for an answer not yet given.
 model::GatewayError shutdownError() {
@@ -74,6 +81,18 @@ Engine::Engine(Options options, QObject *parent) : QObject(parent), m_options(st
         startDemoUpstreams(cfg);
     m_ctx.config = std::make_shared<const config::Config>(cfg);
     m_bytesInFlight = std::make_shared<util::ByteBudget>(cfg.limits.maxBodyBytesInFlight);
+    // A body of many megabytes decodes into several times its size in small blocks. Once its request
+    // is done they are free but stay cached in the allocator (mimalloc keeps freed pages), and a
+    // desktop gateway would keep hundreds of megabytes resident after one large turn. A second after
+    // the budget empties, what is free goes back: at most once a second, whatever else runs by then.
+    m_bytesInFlight->onEmptiedAfterLarge(kLargeHoldBytes, [this, clock]() {
+        if (m_heapReleaseTimer)
+            return;
+        m_heapReleaseTimer = clock->schedule(kHeapReleaseDelayMs, [this]() {
+            m_heapReleaseTimer = 0;
+            util::releaseFreeHeap();
+        });
+    });
     m_serverTraits = std::make_shared<upstream::ServerTraits>();
     m_ctx.clock = clock;
     m_transport = m_options.transport ? m_options.transport : m_ownedTransport.get();
@@ -338,6 +357,8 @@ Engine::~Engine() {
         m_ctx.clock->cancel(std::exchange(m_replayReadTimer, 0));
     if (m_markExpiryTimer)
         m_ctx.clock->cancel(std::exchange(m_markExpiryTimer, 0));
+    if (m_heapReleaseTimer)
+        m_ctx.clock->cancel(std::exchange(m_heapReleaseTimer, 0));
     m_ledger.reset();
     // The Redis sync is a child (deleted by ~QObject, after the members) and detaches
     // itself from the mark table in its destructor: it must go while m_marks still exists

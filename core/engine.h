@@ -165,6 +165,9 @@ private:
     static constexpr qint64 kReplayReadMs = 1000;
     util::Clock::TimerId m_replayReadTimer = 0;
     util::Clock::TimerId m_markExpiryTimer = 0; // at the next mark's end: the marks feed says it went
+    // Set when m_bytesInFlight empties after a large request or answer; when it fires with nothing
+    // held, the allocator's free memory goes back to the system (util/heap_release.h).
+    util::Clock::TimerId m_heapReleaseTimer = 0;
     void armMarkExpiry();
     void endShutdownGrace();
     void checkDrained();

@@ -9,6 +9,8 @@
 
 #include <QString>
 
+#include <functional>
+
 namespace sw::util {
 
 class ByteBudget {
@@ -19,12 +21,29 @@ public:
         if (bytes > m_cap - m_held)
             return false;
         m_held += bytes;
+        m_peak = qMax(m_peak, m_held);
         return true;
     }
     // Takes `bytes` that are held already, whether they fit or not (an answer the client has not read
     // yet): past the cap, every take() fails until enough is given back.
-    void hold(qint64 bytes) { m_held += qMax<qint64>(0, bytes); }
-    void give(qint64 bytes) { m_held = qMax<qint64>(0, m_held - bytes); }
+    void hold(qint64 bytes) {
+        m_held += qMax<qint64>(0, bytes);
+        m_peak = qMax(m_peak, m_held);
+    }
+    void give(qint64 bytes) {
+        m_held = qMax<qint64>(0, m_held - bytes);
+        if (m_held == 0 && m_peak >= m_largePeak && m_onEmptiedAfterLarge) {
+            m_peak = 0;
+            m_onEmptiedAfterLarge();
+        }
+    }
+    // `f` runs each time the budget empties after it held `bytes` or more at once since the last
+    // time: a request or answer of many megabytes is done, and the engine may give the heap its
+    // decoding took back to the system (util/heap_release.h). Never for ordinary requests.
+    void onEmptiedAfterLarge(qint64 bytes, std::function<void()> f) {
+        m_largePeak = bytes;
+        m_onEmptiedAfterLarge = std::move(f);
+    }
     // What a new take() may still get: 0 when the cap is reached or passed.
     qint64 room() const { return qMax<qint64>(0, m_cap - m_held); }
     qint64 held() const { return m_held; }
@@ -40,6 +59,9 @@ public:
 private:
     qint64 m_cap;
     qint64 m_held = 0;
+    qint64 m_peak = 0; // the most held at once since the budget last emptied after a large peak
+    qint64 m_largePeak = 0;
+    std::function<void()> m_onEmptiedAfterLarge;
 };
 
 } // namespace sw::util
