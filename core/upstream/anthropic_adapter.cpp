@@ -512,6 +512,15 @@ bool isBlankText(const QJsonObject &block) {
            AnthropicAdapter::isBlank(block.value(L("text")).toString());
 }
 
+// An assistant turn's content with nothing in it: [] or whitespace alone. Messages refuses such a turn
+// anywhere but last ("all messages must have non-empty content except for the optional final assistant
+// message"): another API's empty answer (a Gemini SAFETY block, a Chat server's "") as the client kept
+// it, which made every later request of the conversation a 400 (probe AA3 F1).
+bool isEmptyContent(const QJsonValue &content) {
+    return content.isArray() ? content.toArray().isEmpty()
+                             : content.isString() && AnthropicAdapter::isBlank(content.toString());
+}
+
 // Tool_use ids in a Messages body as Messages accepts them, converted or passthrough: each in its pattern
 // (wire::anthropicToolId: an Anthropic-compatible server's "grep:3" came back from its client as it was told, probe
 // J1 2), and unique (a Chat server that names every turn's call "call_0" gave an Anthropic client such ids, and its
@@ -634,18 +643,20 @@ bool AnthropicAdapter::thinkingRulesChangeNothing(const wire::rj::Value *body) {
     // applyThinkingRules without building anything: with no block to drop, its messages are
     // the body's own, and its last assistant turn is the last message whose role is assistant.
     namespace rj = wire::rj;
+    const auto blank = [](const rj::Value *text) { // isBlank
+        const std::string_view bytes = rj::bytes(text);
+        return std::all_of(bytes.begin(), bytes.end(),
+                           [](char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; });
+    };
     // isForeignThinking, read where the client's body stands.
-    const auto foreign = [](const rj::Value *block) {
+    const auto foreign = [&blank](const rj::Value *block) {
         const std::string_view type = rj::bytes(rj::member(block, "type"));
         if (type == "thinking") {
             const QString signature = rj::toString(rj::member(block, "signature"));
             return signature.isEmpty() || !untagSignature(signature).api.isEmpty();
         }
-        if (type == "text") { // isBlankText
-            const std::string_view text = rj::bytes(rj::member(block, "text"));
-            return std::all_of(text.begin(), text.end(),
-                               [](char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; });
-        }
+        if (type == "text") // isBlankText
+            return blank(rj::member(block, "text"));
         const rj::Value *data = rj::member(block, "data");
         return type == "redacted_thinking" && (!rj::isString(data) || data->GetStringLength() == 0);
     };
@@ -653,12 +664,20 @@ bool AnthropicAdapter::thinkingRulesChangeNothing(const wire::rj::Value *body) {
     const rj::Value *lastAssistant = nullptr;
     bool toolLoop = false;                    // a tool_result in the user messages after the last assistant turn
     std::vector<std::string_view> toolUseIds; // repeated or foreign ones are mapped (uniqueToolUseIds)
+    const qsizetype count = rj::arraySize(messages);
+    qsizetype index = 0;
     for (const rj::Value &m : rj::elements(messages)) {
+        const bool final = ++index == count;
         if (!rj::equals(rj::member(&m, "role"), "assistant")) {
             for (const rj::Value &block : rj::elements(rj::member(&m, "content")))
                 toolLoop |= rj::equals(rj::member(&block, "type"), "tool_result");
             continue;
         }
+        // isEmptyContent, before the last message
+        const rj::Value *content = rj::member(&m, "content");
+        if (!final &&
+            ((content && content->IsArray() && content->Empty()) || (rj::isString(content) && blank(content))))
+            return false;
         lastAssistant = &m;
         toolLoop = false;
         for (const rj::Value &block : rj::elements(rj::member(&m, "content"))) {
@@ -715,9 +734,16 @@ bool AnthropicAdapter::applyThinkingRules(QJsonObject &body, bool keepSigned) {
     const QJsonArray sent = body.value(L("messages")).toArray();
     QJsonArray messages;
     qsizetype lastAssistant = -1;
-    for (const QJsonValue &mv : sent) {
+    for (qsizetype i = 0; i < sent.size(); ++i) {
+        const QJsonValue mv = sent.at(i);
         QJsonObject m = mv.toObject();
         const QJsonValue content = m.value(L("content"));
+        // An empty turn holds nothing to lose; left out, Messages joins the user turns around it. The
+        // last message may be empty: an assistant prefill, which Messages takes as it is.
+        if (m.value(L("role")).toString() == L("assistant") && i + 1 < sent.size() && isEmptyContent(content)) {
+            changed = true;
+            continue;
+        }
         if (m.value(L("role")).toString() != L("assistant") || !content.isArray()) {
             if (m.value(L("role")).toString() == L("assistant"))
                 lastAssistant = messages.size();

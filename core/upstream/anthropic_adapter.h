@@ -38,8 +38,9 @@ public:
     // thinking blocks Anthropic did not sign (tagged or empty signatures) are dropped,
     // and a tool loop whose last assistant turn does not start with a signed thinking
     // block goes with thinking off, as Messages requires (translation_rules.md). Blank text
-    // blocks of assistant turns are dropped and repeated tool_use ids made unique (each result
-    // following the latest call of its id), which Messages refuses as well.
+    // blocks of assistant turns are dropped, and so is an assistant turn with nothing left in it or
+    // nothing in it at all ([], "") but the last message (a prefill); repeated tool_use ids are made
+    // unique (each result following the latest call of its id). Messages refuses each of these too.
     // With `keepSigned` false every thinking block is dropped, Anthropic's own signatures too
     // (the upstream refused one: another provider of this API signed it). Returns true when it
     // changed the body.

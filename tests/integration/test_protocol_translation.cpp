@@ -270,9 +270,10 @@ demo::Fault refusal(const QByteArray &body) {
     return f;
 }
 
-// What Anthropic's Messages API refuses with a 400 (its own words): tool blocks in a request that
-// defines no tools, and strict schemas past the limits of one request (20 strict tools, 24 optional
-// and 16 union-typed parameters across the strict tools and output_config.format).
+// What Anthropic's Messages API refuses with a 400 (its own words): a message with empty content but
+// a last assistant one, tool blocks in a request that defines no tools, and strict schemas past the
+// limits of one request (20 strict tools, 24 optional and 16 union-typed parameters across the strict
+// tools and output_config.format).
 std::optional<demo::Fault> anthropicRefuses(const demo::RecordedRequest &request) {
     const QJsonObject body = QJsonDocument::fromJson(request.body).object();
     const auto refused = [](const QString &message) {
@@ -281,6 +282,16 @@ std::optional<demo::Fault> anthropicRefuses(const demo::RecordedRequest &request
                                       {"error", QJsonObject{{"type", "invalid_request_error"}, {"message", message}}}})
                 .toJson(QJsonDocument::Compact));
     };
+    const QJsonArray messages = body.value("messages").toArray();
+    for (qsizetype i = 0; i < messages.size(); ++i) {
+        const QJsonObject m = messages.at(i).toObject();
+        const QJsonValue content = m.value("content");
+        const bool prefill = i + 1 == messages.size() && m.value("role").toString() == "assistant";
+        if (!prefill && (content == QJsonValue(QJsonArray()) || content == QJsonValue("")))
+            return refused(QStringLiteral("messages.%1: all messages must have non-empty content except for the "
+                                          "optional final assistant message")
+                               .arg(i));
+    }
     const QJsonArray tools = body.value("tools").toArray();
     for (const QJsonValue &m : body.value("messages").toArray())
         for (const QJsonValue &b : m.toObject().value("content").toArray()) {
@@ -1746,6 +1757,18 @@ private Q_SLOTS:
         QTest::addRow("150 tools skip Chat")
             << Inbound::Anthropic << anthropicWithTools("chain", 150) << chat << gemini;
         QTest::addRow("128 tools to Chat") << Inbound::Anthropic << anthropicWithTools("chain", 128) << chat << chat;
+        // Probe AA3 F1: another API's empty answer (a Gemini SAFETY block), kept by an Anthropic client
+        // as an assistant turn with empty content, goes back to Messages on the client's own API.
+        const QJsonObject user{{"role", "user"}, {"content", "Summarise the report."}};
+        const QJsonObject again{{"role", "user"}, {"content", "Please try again."}};
+        for (const QJsonValue &empty : {QJsonValue(QJsonArray()), QJsonValue("")})
+            QTest::addRow("Anthropic client's empty answer %s back to Messages", empty.isArray() ? "[]" : "\"\"")
+                << Inbound::Anthropic
+                << QJsonObject{{"model", "chain"},
+                               {"max_tokens", 256},
+                               {"messages",
+                                QJsonArray{user, QJsonObject{{"role", "assistant"}, {"content", empty}}, again}}}
+                << claude << claude;
     }
     void theProviderTakesWhatTheGatewayConverted() {
         QFETCH(Inbound, inbound);

@@ -80,6 +80,7 @@ private slots:
     void aForcedToolCallPassesOverTheClaudesThatRefuseIt();
     void aRefusedSignatureSendsNoThinkingAtAll();
     void aWhitespaceTextBlockIsNeverSent();
+    void anEmptyAnswerKeptByTheClientIsLeftOut();
     void foreignToolLoopGoesWithThinkingOff();
     void clientTokenCapIsNeverRaised();
     void forcedToolChoiceTurnsThinkingOff();
@@ -761,6 +762,18 @@ void TestAnthropicAdapter::thinkingRuleCheckAgreesWithTheRules() {
     messages.append(QJsonObject{{"role", "user"}, {"content", "continue"}});
     unthought.insert("messages", messages);
     bodies << unthought; // and with the user's words after it: the same
+    // Another API's empty answer as the client kept it: left out before the last message, kept as the
+    // last (a prefill).
+    for (const QJsonValue &empty : {QJsonValue(QJsonArray()), QJsonValue(""), QJsonValue("\t")}) {
+        QJsonObject answeredEmpty = json(claudeCodeToolLoop(own));
+        messages = answeredEmpty.value("messages").toArray();
+        messages.append(QJsonObject{{"role", "assistant"}, {"content", empty}});
+        answeredEmpty.insert("messages", messages);
+        bodies << answeredEmpty; // the prefill: kept
+        messages.append(QJsonObject{{"role", "user"}, {"content", "again"}});
+        answeredEmpty.insert("messages", messages);
+        bodies << answeredEmpty;
+    }
     bodies << QJsonObject{{"messages", "not an array"}, {"thinking", QJsonObject{{"type", "enabled"}}}};
     bodies << QJsonObject{{"messages", QJsonArray{1, "x", QJsonObject{{"role", "assistant"}, {"content", 3}}}},
                           {"thinking", QJsonObject{{"type", "enabled"}}}};
@@ -775,6 +788,54 @@ void TestAnthropicAdapter::thinkingRuleCheckAgreesWithTheRules() {
         changing += changes;
     }
     QVERIFY(changing >= 4 && changing < bodies.size()); // both answers are exercised
+}
+
+void TestAnthropicAdapter::anEmptyAnswerKeptByTheClientIsLeftOut() {
+    // Probe AA3 F1: another API answered with nothing (Gemini's SAFETY block, a Chat server's ""), the
+    // client kept it as an assistant turn with empty content, and Messages refuses such a turn anywhere
+    // but last ("all messages must have non-empty content except for the optional final assistant
+    // message"): every later request of the conversation was a 400 that ended the chain.
+    const auto withTurns = [](QByteArray body, const QJsonArray &more) {
+        QJsonObject client = json(body);
+        QJsonArray messages = client.value("messages").toArray();
+        for (const QJsonValue &m : more)
+            messages.append(m);
+        client.insert("messages", messages);
+        return QJsonDocument(client).toJson(QJsonDocument::Compact);
+    };
+    const QJsonObject again{{"role", "user"}, {"content", "Please try again."}};
+    for (const QJsonValue &empty : {QJsonValue(QJsonArray()), QJsonValue(""), QJsonValue(" \n")}) {
+        const QJsonObject turn{{"role", "assistant"}, {"content", empty}};
+        const QByteArray plain = withTurns(
+            R"({"model":"claude-sonnet-4-5","max_tokens":256,"messages":[{"role":"user","content":"Summarise."}]})",
+            {turn, again});
+        const SentTo sent = sentTo(QStringLiteral("claude-sonnet-4-5"), plain);
+        const QJsonArray messages = sent.body.value("messages").toArray();
+        QCOMPARE(messages.size(), 2); // the user turns around it, which Messages joins
+        QCOMPARE(messages[0].toObject().value("content").toString(), QStringLiteral("Summarise."));
+        QCOMPARE(messages[1].toObject(), again);
+        QVERIFY(sent.dropped.isEmpty()); // it held nothing: nothing the client said is lost
+
+        // In a tool loop: the results and the user's next words are one turn to Messages, whose last
+        // assistant turn is the call's, which starts with Anthropic's own signed thinking.
+        const SentTo loop = sentTo(QStringLiteral("claude-sonnet-4-5"),
+                                   withTurns(claudeCodeToolLoop(QStringLiteral("EqQBCkYIBBgCKkDown")), {turn, again}));
+        const QJsonArray loopMessages = loop.body.value("messages").toArray();
+        QCOMPARE(loopMessages.size(), 4);
+        QCOMPARE(loopMessages[2].toObject().value("role").toString(), QStringLiteral("user"));
+        QCOMPARE(loopMessages[3].toObject(), again);
+        QCOMPARE(loop.body.value("thinking").toObject().value("type").toString(), QStringLiteral("enabled"));
+    }
+    // The last message may be empty: an assistant prefill goes as the client sent it, spliced.
+    const QByteArray prefill =
+        R"({"model":"claude-sonnet-4-5","max_tokens":256,"messages":[{"role":"user","content":"Summarise."},)"
+        R"({"role":"assistant","content":[]}]})";
+    const BothPaths both = bothPaths(prefill);
+    QCOMPARE(json(both.spliced), json(both.whole));
+    const QJsonArray messages = json(both.spliced).value("messages").toArray();
+    QCOMPARE(messages.size(), 2);
+    QCOMPARE(messages[1].toObject().value("content"), QJsonValue(QJsonArray()));
+    QVERIFY(both.spliced.startsWith(R"({"model":"claude-opus-4-1")")); // the client's key order: no rewrite
 }
 
 void TestAnthropicAdapter::temperatureAndTopPAreNeverSentTogether() {
