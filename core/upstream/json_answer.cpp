@@ -1,5 +1,7 @@
 #include "core/upstream/json_answer.h"
 
+#include "core/wire/rapid_json.h"
+
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -298,22 +300,26 @@ std::optional<QList<SseEvent>> googleEvents(const QJsonDocument &doc) {
     return out;
 }
 
-// ---------------------------------------------------------------- Counting blocks
+// ---------------------------------------------------------------- Counting blocks and values
 
 // blocksOf without a document: the same lists counted in one SAX pass over the text, which holds
 // nothing but the path to the current value (a QJsonDocument of a 57 MB answer of a million tool
-// calls is half a gigabyte). nullopt when RapidJSON refuses the text (Qt may still take it).
+// calls is half a gigabyte). The pass counts the values (keys included) too, as a request body's
+// are (rj::ParsedJson::maxValuesFor), and stops at the first past `maxValues`.
 class BlockCounter : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, BlockCounter> {
 public:
-    explicit BlockCounter(wire::Api api) : m_api(api) {}
+    BlockCounter(wire::Api api, qsizetype maxValues) : m_api(api), m_valuesLeft(maxValues) {}
     qsizetype blocks = 0;
+    bool tooManyValues = false;
 
-    bool Default() { return value(); }
-    bool StartObject() { return open(false); }
-    bool StartArray() { return open(true); }
+    bool Default() { return counted() && value(); }
+    bool StartObject() { return counted() && open(false); }
+    bool StartArray() { return counted() && open(true); }
     bool EndObject(rapidjson::SizeType) { return close(); }
     bool EndArray(rapidjson::SizeType) { return close(); }
     bool Key(const char *name, rapidjson::SizeType length, bool) {
+        if (!counted())
+            return false;
         m_key.assign(name, length);
         if (m_api == wire::Api::Google && m_key == "functionCall" &&
             (m_path == "/candidates/[]/content/parts/[]" || m_path == "/[]/candidates/[]/content/parts/[]"))
@@ -327,10 +333,16 @@ private:
         bool array;
     };
     wire::Api m_api;
+    qsizetype m_valuesLeft;
     std::string m_path; // "/content", "/choices/[]/message/tool_calls": how the current container was reached
     std::string m_key;  // the member name the next value has, in an object
     std::vector<Frame> m_frames;
 
+    // One more value or key: past the bound the pass ends there.
+    bool counted() {
+        tooManyValues = m_valuesLeft == 0;
+        return m_valuesLeft-- > 0;
+    }
     // A value starts in the current container: counted when that container is a listed one.
     bool value() {
         if (m_frames.empty() || !m_frames.back().array)
@@ -368,8 +380,10 @@ private:
     }
 };
 
-std::optional<qsizetype> countBlocks(wire::Api api, const QByteArray &body) {
-    BlockCounter handler(api);
+// The blocks `body` lists; nullopt when RapidJSON refuses the text (Qt may still take it) or it
+// holds more than `maxValues` values (then *tooManyValues is set).
+std::optional<qsizetype> countBlocks(wire::Api api, const QByteArray &body, qsizetype maxValues, bool *tooManyValues) {
+    BlockCounter handler(api, maxValues);
     rapidjson::Reader reader;
     // RapidJSON's SIMD scan (RAPIDJSON_SSE2) loads aligned 16-byte blocks, and the one holding a
     // string's closing quote may reach past the text: it reads a copy padded with 16 zeroed bytes.
@@ -377,9 +391,36 @@ std::optional<qsizetype> countBlocks(wire::Api api, const QByteArray &body) {
     padded.reserve(body.size() + 16);
     padded.append(body).append(16, '\0');
     rapidjson::StringStream in(padded.constData());
-    if (reader.Parse<rapidjson::kParseIterativeFlag | rapidjson::kParseStopWhenDoneFlag>(in, handler).IsError())
+    const bool parsed =
+        !reader.Parse<rapidjson::kParseIterativeFlag | rapidjson::kParseStopWhenDoneFlag>(in, handler).IsError();
+    *tooManyValues = handler.tooManyValues;
+    if (!parsed)
         return std::nullopt;
     return handler.blocks;
+}
+
+// The most values (keys included) a JSON text holds, without parsing it: each but the first
+// follows a '[', '{', ',' or ':' outside its strings. For a text RapidJSON refuses and Qt may take
+// (a raw control character in a string), whose SAX count stopped at that byte.
+qsizetype valuesAtMost(const QByteArray &json) {
+    qsizetype n = 1;
+    bool inString = false;
+    bool escaped = false;
+    for (const char c : json) {
+        if (inString) {
+            if (escaped)
+                escaped = false;
+            else if (c == '\\')
+                escaped = true;
+            else if (c == '"')
+                inString = false;
+        } else if (c == '"') {
+            inString = true;
+        } else if (c == '[' || c == '{' || c == ',' || c == ':') {
+            ++n;
+        }
+    }
+    return n;
 }
 
 // The content blocks `doc` must become at least (what each answer's shape lists), counted before
@@ -417,17 +458,29 @@ qsizetype blocksOf(wire::Api api, const QJsonDocument &doc) {
 } // namespace
 
 std::optional<QList<SseEvent>> eventsOfJsonAnswer(wire::Api api, const QByteArray &body) {
-    return eventsOfJsonAnswer(api, body, std::numeric_limits<qsizetype>::max(), nullptr);
+    return eventsOfJsonAnswer(api, body, std::numeric_limits<qsizetype>::max(), nullptr, nullptr);
 }
 
 std::optional<QList<SseEvent>> eventsOfJsonAnswer(wire::Api api, const QByteArray &body, qsizetype maxBlocks,
-                                                  qsizetype *blocks) {
+                                                  qsizetype *blocks, bool *tooManyValues) {
     if (blocks)
         *blocks = 0;
-    const bool bounded = maxBlocks < std::numeric_limits<qsizetype>::max();
-    // Counted before the document is made, when RapidJSON reads the text; in the document only
-    // when it does not (Qt takes a few texts RapidJSON refuses).
-    std::optional<qsizetype> counted = bounded ? countBlocks(api, body) : std::nullopt;
+    if (tooManyValues)
+        *tooManyValues = false;
+    // Blocks and values are counted before any tree is made: Qt's tree of a 60 MB answer of `0,`
+    // held 621 MB and the engine 3.5 s, on every retry, before the decoder's bound refused the
+    // event made of it (probe AA2-F3). The blocks are counted in the document only when RapidJSON
+    // does not read the text (Qt takes a few texts RapidJSON refuses).
+    const auto maxValues = qsizetype(wire::rj::ParsedJson::maxValuesFor(size_t(body.size())));
+    bool tooMany = false;
+    const std::optional<qsizetype> counted = countBlocks(api, body, maxValues, &tooMany);
+    if (!counted && !tooMany)
+        tooMany = valuesAtMost(body) > maxValues;
+    if (tooMany) {
+        if (tooManyValues)
+            *tooManyValues = true;
+        return std::nullopt;
+    }
     if (counted && blocks)
         *blocks = *counted;
     if (counted && *counted > maxBlocks)
@@ -436,7 +489,7 @@ std::optional<QList<SseEvent>> eventsOfJsonAnswer(wire::Api api, const QByteArra
     const QJsonDocument doc = QJsonDocument::fromJson(body, &error);
     if (error.error != QJsonParseError::NoError)
         return std::nullopt;
-    if (bounded && !counted) {
+    if (!counted) {
         const qsizetype n = blocksOf(api, doc);
         if (blocks)
             *blocks = n;

@@ -25,8 +25,10 @@ std::optional<QList<SseEvent>> eventsOfJsonAnswer(wire::Api api, const QByteArra
 // As above, but an answer that lists more than `maxBlocks` content blocks (Anthropic content[],
 // Chat tool_calls, Responses output items and message parts, Gemini functionCall parts) makes no
 // event: nullopt with `*blocks` set to the count (> maxBlocks), checked before any event is built.
-// `*blocks` is 0 for a body that is not JSON.
+// `*blocks` is 0 for a body that is not JSON. Both overloads refuse an answer of more values
+// (keys included) than rj::ParsedJson::maxValuesFor its size, the bound of a request body, before
+// any tree of it is built: nullopt with `*tooManyValues` set.
 std::optional<QList<SseEvent>> eventsOfJsonAnswer(wire::Api api, const QByteArray &body, qsizetype maxBlocks,
-                                                  qsizetype *blocks);
+                                                  qsizetype *blocks, bool *tooManyValues = nullptr);
 
 } // namespace sw::upstream

@@ -1294,23 +1294,31 @@ void UpstreamAttempts::finishJsonAnswer(Try &t) {
     const quint64 generation = t.generation;
     const auto api = wire::apiFromName(t.target.api);
     qsizetype blocks = 0;
+    bool tooManyValues = false;
     // Bytes that are not UTF-8 are read as U+FFFD, as on a stream (SseReader): Qt's parser refused the
     // whole answer for one, and the client was told the upstream's media type was wrong (probe HV 2).
     if (!wire::rj::isUtf8(t.jsonBody))
         t.jsonBody = wire::rj::repairedUtf8(t.jsonBody);
     auto events =
-        api ? eventsOfJsonAnswer(*api, t.jsonBody, CanonicalStreamBuilder::kMaxContentBlocks, &blocks) : std::nullopt;
-    if (blocks > CanonicalStreamBuilder::kMaxContentBlocks) {
-        // The answer's shape, counted before a single event is made (a million tiny tool calls
-        // once cost 1.5 GB and an 18 s stall): the bound a stream meets in the decoder. Asking
-        // the same candidate again gets the same answer: no retry, but the next candidate may
-        // answer.
+        api ? eventsOfJsonAnswer(*api, t.jsonBody, CanonicalStreamBuilder::kMaxContentBlocks, &blocks, &tooManyValues)
+            : std::nullopt;
+    if (blocks > CanonicalStreamBuilder::kMaxContentBlocks || tooManyValues) {
+        // The answer's shape, counted before a single event or tree is made (a million tiny tool
+        // calls once cost 1.5 GB and an 18 s stall; 60 MB of `0,` held 621 MB and the engine 3.5 s,
+        // then was told as a stream with no answer, probe AA2-F3): the bounds a stream meets in the
+        // decoder. Asking the same candidate again gets the same answer: no retry, but the next
+        // candidate may answer.
         failover::TryFailure f;
         f.noRetry = true;
         f.input.status = 502;
-        f.input.message = QStringLiteral("the upstream's answer has more than %1 content blocks (it lists %2)")
-                              .arg(CanonicalStreamBuilder::kMaxContentBlocks)
-                              .arg(blocks);
+        f.input.message =
+            tooManyValues ? QStringLiteral(
+                                "the upstream's answer holds more than %1 JSON values (keys included) for its %2 bytes")
+                                .arg(wire::rj::ParsedJson::maxValuesFor(size_t(t.jsonBody.size())))
+                                .arg(t.jsonBody.size())
+                          : QStringLiteral("the upstream's answer has more than %1 content blocks (it lists %2)")
+                                .arg(CanonicalStreamBuilder::kMaxContentBlocks)
+                                .arg(blocks);
         restartAnswer(t);
         return m_loop->onFailure(id, f);
     }

@@ -72,6 +72,30 @@ QByteArray anthropicToolUseMessage(int blocks) {
            "],\"stop_reason\":\"tool_use\",\"stop_sequence\":null,\"usage\":{\"input_tokens\":3,\"output_tokens\":9}}";
 }
 
+// A Chat completion (the whole JSON answer) with a member of `values` tiny values besides its
+// message: `0,` each, what a request body of tiny values is refused for too.
+QByteArray chatAnswerWithTinyValues(int values) {
+    QByteArray zeros;
+    zeros.reserve(2 * values);
+    for (int i = 0; i < values; ++i)
+        zeros += i ? ",0" : "0";
+    return "{\"id\":\"c\",\"object\":\"chat.completion\",\"model\":\"m\",\"choices\":[{\"index\":0,\"message\":{"
+           "\"role\":\"assistant\",\"content\":\"hi\"},\"finish_reason\":\"stop\"}],\"x\":[" +
+           zeros + "]}";
+}
+
+// An Anthropic message of a long text and `calls` tool_use blocks, each with an input of a few
+// values: a large answer of a real shape.
+QByteArray anthropicLargeMessage(int textBytes, int calls) {
+    QByteArray content = "{\"type\":\"text\",\"text\":\"" + QByteArray(textBytes, 'w') + "\"}";
+    for (int i = 0; i < calls; ++i)
+        content += ",{\"type\":\"tool_use\",\"id\":\"toolu_" + QByteArray::number(i) +
+                   "\",\"name\":\"edit\",\"input\":{\"path\":\"src/a.py\",\"line\":" + QByteArray::number(i) +
+                   ",\"lines\":[1,2,3,4,5,6,7,8],\"replace\":true,\"text\":\"x = 1\"}}";
+    return "{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"m\",\"content\":[" + content +
+           "],\"stop_reason\":\"tool_use\",\"stop_sequence\":null,\"usage\":{\"input_tokens\":3,\"output_tokens\":9}}";
+}
+
 // Answers every request with the JSON `body` (200, application/json), counting the requests.
 void answerJsonWith(HostileUpstream &up, const QByteArray &body, int *calls) {
     up.setScript([&up, body, calls](QTcpSocket *socket, const QByteArray &) {
@@ -256,6 +280,57 @@ private Q_SLOTS:
         QCOMPARE(calls, 1);
         QCOMPARE(r.status, 200);
         QVERIFY2(!r.body.contains("toolu_"), r.body.left(600).constData());
+    }
+
+    // An upstream that ignores `stream` and answers valid JSON whose bulk is tiny values (60 MB of
+    // `0,` held 621 MB and the engine 3.5 s in Qt's tree, on each of three tries, then was told
+    // as "ended its event stream with [DONE] and no answer in it": probe AA2-F3). Refused as a
+    // request body of tiny values is, before any tree of it is made, after one upstream call,
+    // with the client format's error naming the bound; the chain's next candidate answers.
+    void aJsonAnswerOfTinyValuesIsRefusedOnce() {
+        HostileUpstream up;
+        QVERIFY(up.listen());
+        int calls = 0;
+        answerJsonWith(up, chatAnswerWithTinyValues(200000), &calls); // 400 KB: 125 000 values at most
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pb")].baseUrl = up.baseUrl() + QStringLiteral("/v1");
+        gw.config.providers[QStringLiteral("pb")].maxRetries = 2;
+        gw.start();
+        const auto r = gw.post(QStringLiteral("/v1/chat/completions"),
+                               GatewayFixture::openaiBody(QStringLiteral("pb/gpt-b"), "hi", false));
+        QCOMPARE(calls, 1);
+        QCOMPARE(r.status, 502);
+        QVERIFY2(r.body.contains("JSON values (keys included) for its"), r.body.left(600).constData());
+        QVERIFY2(!r.body.contains("[DONE]"), r.body.left(600).constData());
+
+        GatewayFixture chain;
+        chain.config.providers[QStringLiteral("pb")].baseUrl = up.baseUrl() + QStringLiteral("/v1");
+        chain.config.routes[QStringLiteral("chain")].candidates = {QStringLiteral("pb/gpt-b"),
+                                                                   QStringLiteral("pa/claude-a")};
+        chain.start();
+        const auto c = chain.post(QStringLiteral("/v1/chat/completions"),
+                                  GatewayFixture::openaiBody(QStringLiteral("chain"), "hi", false));
+        QCOMPARE(calls, 2);
+        QVERIFY2(c.status == 200, c.body.left(600).constData());
+        QCOMPARE(c.header("x-switchman-candidate"), QByteArray("pa/claude-a"));
+    }
+
+    // A large answer of a real shape is within that bound: 4 MB of text and 4000 tool calls with
+    // inputs of about twenty values each (108 000 values in all) reach the client whole.
+    void aLargeJsonAnswerOfARealShapeIsWhole() {
+        HostileUpstream up;
+        QVERIFY(up.listen());
+        int calls = 0;
+        answerJsonWith(up, anthropicLargeMessage(4 * 1024 * 1024, 4000), &calls);
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pa")].baseUrl = up.baseUrl();
+        gw.start();
+        const auto r = gw.post(QStringLiteral("/v1/messages"),
+                               GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), "hi", false));
+        QCOMPARE(calls, 1);
+        QCOMPARE(r.status, 200);
+        QVERIFY(r.body.contains("\"toolu_3999\""));
+        QVERIFY(r.body.contains(QByteArray(4 * 1024 * 1024, 'w')));
     }
 
     // 4096 blocks is within the bound: the whole answer reaches the client.

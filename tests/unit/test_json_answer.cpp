@@ -266,6 +266,39 @@ private slots:
             !eventsOfJsonAnswer(wire::Api(api), QByteArray(body(11 - extra)).replace("\"f\"", "\"f\t\""), 10, &blocks));
         QCOMPARE(blocks, 11);
     }
+
+    // An answer's values are bounded as a request body's are (rj::ParsedJson::maxValuesFor): one
+    // whose bulk is tiny values makes no event and no tree, and says why (probe AA2-F3: 60 MB of
+    // `0,` held 621 MB in Qt's tree before the decoder refused the event made of it).
+    void anAnswerOfTinyValuesIsRefused() {
+        const auto answer = [](const QByteArray &content, int values) {
+            QByteArray zeros;
+            for (int i = 0; i < values; ++i)
+                zeros += i ? ",0" : "0";
+            return "{\"object\":\"chat.completion\",\"choices\":[{\"index\":0,\"message\":{\"role\":"
+                   "\"assistant\",\"content\":\"" +
+                   content + "\"},\"finish_reason\":\"stop\"}],\"x\":[" + zeros + "]}";
+        };
+        const QByteArray tiny = answer("hi", 200000); // 400 KB: 125 000 values at most
+        QVERIFY(!eventsOfJsonAnswer(wire::Api::OpenAICompletions, tiny));
+        bool tooMany = false;
+        qsizetype blocks = -1;
+        QVERIFY(!eventsOfJsonAnswer(wire::Api::OpenAICompletions, tiny, 10, &blocks, &tooMany));
+        QVERIFY(tooMany);
+        // RapidJSON refuses a raw control character in a string, where Qt takes it: the values
+        // after it are bounded all the same.
+        tooMany = false;
+        QVERIFY(!eventsOfJsonAnswer(wire::Api::OpenAICompletions, answer("h\ti", 200000), 10, &blocks, &tooMany));
+        QVERIFY(tooMany);
+        // Within the bound, and as large with its bytes in one string, it is the answer.
+        QVERIFY(eventsOfJsonAnswer(wire::Api::OpenAICompletions, answer("hi", 100000), 10, &blocks, &tooMany));
+        QVERIFY(!tooMany);
+        QVERIFY(eventsOfJsonAnswer(wire::Api::OpenAICompletions, answer(QByteArray(400000, 'w'), 1), 10, &blocks,
+                                   &tooMany));
+        QVERIFY(!tooMany);
+        QVERIFY(eventsOfJsonAnswer(wire::Api::OpenAICompletions, answer("h\ti", 100000), 10, &blocks, &tooMany));
+        QVERIFY(!tooMany);
+    }
 };
 
 QTEST_GUILESS_MAIN(TestJsonAnswer)
