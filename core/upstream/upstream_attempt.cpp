@@ -90,6 +90,17 @@ qint64 stringValueChars(const QByteArray &json) {
     return chars;
 }
 
+// Whether a response's head says where its body ends, as Http1ResponseParser reads it (RFC 9112
+// 6.3): chunked as the last transfer coding, or a Content-Length and no Transfer-Encoding. A body
+// that ended cleanly ended there, whole, and not with its connection.
+bool headFramesItsBody(const HeaderList &headers) {
+    const QByteArray codings = headerValue(headers, "transfer-encoding").trimmed().toLower();
+    if (!codings.isEmpty())
+        return codings == "chunked" || codings.endsWith(",chunked") || codings.endsWith(" chunked") ||
+               codings.endsWith("\tchunked");
+    return !headerValue(headers, "content-length").trimmed().isEmpty();
+}
+
 // Whether a JSON text stops before its end: read to its last byte, it wants more (a close-delimited
 // answer whose connection ended mid-way). Iterative: a hostile nesting costs no stack.
 bool endsBeforeComplete(const QByteArray &json) {
@@ -1322,7 +1333,15 @@ void UpstreamAttempts::finishJsonAnswer(Try &t) {
         restartAnswer(t);
         return m_loop->onFailure(id, f);
     }
-    if (!events && endsBeforeComplete(t.jsonBody)) {
+    if (!events && t.jsonBody.isEmpty()) {
+        // No byte (Content-Length: 0, a chunked body of no chunk, a close right after the head): the
+        // server answered with nothing, as an event stream of no byte does (TryFrame::emptyBody),
+        // not a cut connection marking the whole base URL (probe AA1-F2).
+        restartAnswer(t);
+        return endOfBody(id, generation);
+    }
+    const bool stopsMidway = !events && endsBeforeComplete(t.jsonBody);
+    if (stopsMidway && !headFramesItsBody(t.errorHeaders)) {
         // Cut, not malformed: a body framed by its connection's end (HTTP/1.0, no Content-Length)
         // that stopped mid-way. It broke off as a framed one does (onFinished), not "an answer of
         // the wrong type" marking the model (probe Q1 L1).
@@ -1330,6 +1349,22 @@ void UpstreamAttempts::finishJsonAnswer(Try &t) {
         restartAnswer(t);
         return m_loop->onTransportError(id, TransportError::Reset,
                                         QStringLiteral("connection closed before the JSON answer ended"), chars);
+    }
+    if (stopsMidway) {
+        // Whole by its Content-Length or its last chunk: the server sent half an answer over a
+        // connection that worked, a fault of this model's server and not of the network's (probe
+        // AA1-F2: the whole base URL was marked). A server that cuts its answers so (a proxy's
+        // buffer) cuts the next one too, and each is generated: no retry.
+        failover::TryFailure f;
+        f.noRetry = true;
+        f.input.status = 502;
+        f.input.message =
+            QStringLiteral("answered HTTP %1 with a JSON body that stops mid-way: %2 bytes, the whole body its head "
+                           "announced")
+                .arg(t.status)
+                .arg(t.jsonBody.size());
+        restartAnswer(t);
+        return m_loop->onFailure(id, f);
     }
     if (!events) {
         // Not an answer of the upstream's API: its error, as a JSON body where a stream was asked

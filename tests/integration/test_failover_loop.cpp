@@ -2324,6 +2324,56 @@ private Q_SLOTS:
         QCOMPARE(gw2.engine().telemetry()->usage().size(), 1);
     }
 
+    // A 2xx JSON body whose framing ended cleanly (Content-Length: 0, a chunked body of no chunk,
+    // half an object inside its Content-Length or chunks) came over a working connection. It was
+    // told as "connection closed before the JSON answer ended", a transport failure marking the
+    // whole base URL, so every other model there was skipped (probe AA1-F2). It is this model's
+    // server error: the model alone is marked, and the chain's next candidate answers.
+    void aWholeFramedJsonBodyWithNoAnswerIsTheModelsServerError_data() {
+        QTest::addColumn<QByteArray>("answer");
+        QTest::addColumn<QByteArray>("words");
+        const QByteArray half = "{\"id\":\"x\",\"object\":\"chat.completion\"";
+        const QByteArray ok = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n";
+        QTest::newRow("content-length 0") << ok + "Content-Length: 0\r\n\r\n" << QByteArray("with an empty body");
+        QTest::newRow("chunked, no chunk") << ok + "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n"
+                                           << QByteArray("with an empty body");
+        QTest::newRow("half an object, content-length")
+            << ok + "Content-Length: " + QByteArray::number(half.size()) + "\r\n\r\n" + half
+            << QByteArray("a JSON body that stops mid-way: 36 bytes");
+        QTest::newRow("half an object, chunked")
+            << ok + "Transfer-Encoding: chunked\r\n\r\n" + QByteArray::number(half.size(), 16) + "\r\n" + half +
+                   "\r\n0\r\n\r\n"
+            << QByteArray("a JSON body that stops mid-way: 36 bytes");
+    }
+    void aWholeFramedJsonBodyWithNoAnswerIsTheModelsServerError() {
+        QFETCH(QByteArray, answer);
+        QFETCH(QByteArray, words);
+        CannedAnswerServer server(answer); // the connection stays open
+        GatewayFixture lone;
+        lone.config.providers[QStringLiteral("pb")].baseUrl = server.url();
+        lone.start();
+        const auto r = lone.post(QStringLiteral("/v1/chat/completions"),
+                                 GatewayFixture::openaiBody(QStringLiteral("pb/gpt-b"), QStringLiteral("x"), false));
+        QCOMPARE(r.status, 502);
+        QVERIFY2(r.body.contains(words) && !r.body.contains("broke off") && !r.body.contains("connection closed"),
+                 r.body.constData());
+        QCOMPARE(failuresOf(lone.engine(), QStringLiteral("pb"), QStringLiteral("transport")), 0);
+        QVERIFY(failuresOf(lone.engine(), QStringLiteral("pb"), QStringLiteral("server_error")) > 0);
+        QVERIFY(!lone.engine().marks().isEmpty());
+        for (const auto &mark : lone.engine().marks())
+            QVERIFY2(mark.model == QStringLiteral("gpt-b"), "a whole-host (transport) mark");
+
+        GatewayFixture chain;
+        chain.config.providers[QStringLiteral("pb")].baseUrl = server.url();
+        chain.config.routes[QStringLiteral("chain")].candidates = {QStringLiteral("pb/gpt-b"),
+                                                                   QStringLiteral("pa/claude-a")};
+        chain.start();
+        const auto c = chain.post(QStringLiteral("/v1/chat/completions"),
+                                  GatewayFixture::openaiBody(QStringLiteral("chain"), QStringLiteral("x"), false));
+        QVERIFY2(c.status == 200, c.body.constData());
+        QCOMPARE(c.header("x-switchman-candidate"), QByteArray("pa/claude-a"));
+    }
+
     void aFinishedGeminiAnswerWhoseBodyBreaksIsTheAnswer() {
         const QByteArray frame = "data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"text\":"
                                  "\"All done.\"}]},\"finishReason\":\"STOP\"}],\"usageMetadata\":{"
