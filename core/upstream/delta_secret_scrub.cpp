@@ -68,7 +68,7 @@ QJsonValue withString(const QJsonValue &value, const QList<PathStep> &path, qsiz
 }
 
 SseEvent frameWith(const SseEvent &frame, const QJsonObject &data) {
-    return SseEvent{frame.event, wire::compactJson(data), frame.id};
+    return SseEvent{frame.event, wire::compactJson(data)};
 }
 
 } // namespace

@@ -124,7 +124,6 @@ void SseReader::processLine(QByteArrayView line, QList<SseEvent> &out) {
             SseEvent ev;
             ev.event = std::move(m_current.event);
             ev.data = std::move(m_current.data);
-            ev.id = m_current.id;
             // WHATWG reads the stream as UTF-8 with replacement: a byte that is not UTF-8 (one
             // character's bytes split across two deltas by a llama.cpp-style server) becomes U+FFFD,
             // as every SDK reads it, and the rest of the event stays. Kept raw, it made the whole
@@ -137,7 +136,6 @@ void SseReader::processLine(QByteArrayView line, QList<SseEvent> &out) {
                 out.reserve(8); // a chunk often holds several events: no regrowth (and moves) for each
             out.append(std::move(ev));
         }
-        // The id persists across events (the "last event ID"); type and data do not.
         m_current.event = QByteArray();
         m_current.data = QByteArray();
         m_hasData = false;
@@ -163,11 +161,8 @@ void SseReader::processLine(QByteArrayView line, QList<SseEvent> &out) {
         m_hasData = true;
     } else if (field == "event") {
         m_current.event = value.toByteArray();
-    } else if (field == "id") {
-        if (!value.contains('\0'))
-            m_current.id = value.toByteArray();
     }
-    // "retry" and unknown fields are ignored.
+    // "id", "retry" and unknown fields are ignored.
 }
 
 } // namespace sw::upstream

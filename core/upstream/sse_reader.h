@@ -7,17 +7,19 @@ namespace sw::upstream {
 struct SseEvent {
     QByteArray event; // "" when no event: line
     QByteArray data;  // data lines joined with \n
-    QByteArray id;
 };
 
 // The event as SSE text again: its "event:" line, one "data:" line per data line, a blank line.
-// (The id is not written: no client of the gateway reads an upstream's event ids.)
 QByteArray sseText(const SseEvent &e);
 
 // Incremental Server-Sent Events parser (WHATWG rules): any chunk boundaries,
 // LF / CR / CRLF line ends, comment lines skipped, multi-line data joined.
+// An "id" line is read and dropped like "retry": the gateway never reconnects
+// with Last-Event-ID and no client of it reads an upstream's event ids, and the
+// last id, which WHATWG keeps for the rest of the stream, held one of up to
+// 8 MiB for as long as the stream went on (probe AA2 F1).
 //
-// One event (its unfinished line plus the data, type and id gathered so far)
+// One event (its unfinished line plus the data and type gathered so far)
 // may hold at most kMaxEventBytes: past that the reader overflows, drops what
 // it held and reads nothing more. The caller ends the attempt as a transport
 // failure (TransportError::TooLarge): an upstream must not grow our memory by

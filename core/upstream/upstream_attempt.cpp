@@ -1210,8 +1210,7 @@ void UpstreamAttempts::feedSse(Try &t, const QList<SseEvent> &events) {
                 const QByteArray relayData = live->decoder->lastRelayData();
                 const std::optional<QByteArray> renamed = live->decoder->lastEventName();
                 const auto relayed = [&]() {
-                    return upstream::SseEvent{renamed.value_or(e.event), relayData.isEmpty() ? e.data : relayData,
-                                              e.id};
+                    return upstream::SseEvent{renamed.value_or(e.event), relayData.isEmpty() ? e.data : relayData};
                 };
                 // A frame whose deltas the split-key scrub changed is written again from them.
                 std::optional<QByteArray> rewritten;

@@ -163,7 +163,7 @@ private Q_SLOTS:
                                  QJsonArray{QJsonObject{
                                      {QStringLiteral("index"), 0},
                                      {QStringLiteral("delta"), QJsonObject{{QStringLiteral("content"), content}}}}}}};
-            return SseEvent{QByteArray(), QJsonDocument(o).toJson(QJsonDocument::Compact), QByteArray()};
+            return SseEvent{QByteArray(), QJsonDocument(o).toJson(QJsonDocument::Compact)};
         };
         const auto contentOf = [](const QByteArray &frame) {
             QStringList out;
@@ -204,8 +204,7 @@ private Q_SLOTS:
         const std::optional<QByteArray> first = scrub.rewriteFrame(tail, events);
         QVERIFY(first);
         QCOMPARE(contentOf(*first), QStringList{QStringLiteral("ok ")});
-        const SseEvent finish{QByteArray(), QByteArray("{\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}"),
-                              QByteArray()};
+        const SseEvent finish{QByteArray(), QByteArray("{\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}")};
         QList<model::StreamEvent> ending{end()};
         QVERIFY(scrub.apply(ending));
         const std::optional<QByteArray> last = scrub.rewriteFrame(finish, ending);
