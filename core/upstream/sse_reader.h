@@ -35,9 +35,11 @@ public:
     qsizetype pendingEventBytes() const {
         return m_current.data.size() + m_current.event.size() + (m_buffer.startsWith(':') ? 0 : m_buffer.size());
     }
+    // Everything the reader holds between feeds: the event still arriving and an unfinished line,
+    // a comment's too. At most kMaxEventBytes.
+    qsizetype heldBytes() const { return m_buffer.size() + m_current.data.size() + m_current.event.size(); }
 
 private:
-    qsizetype heldBytes() const { return m_buffer.size() + m_current.data.size() + m_current.event.size(); }
     void overflow();
     void processLine(QByteArrayView line, QList<SseEvent> &out);
     QByteArray m_buffer;

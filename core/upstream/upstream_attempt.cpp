@@ -36,6 +36,10 @@ namespace {
 constexpr qint64 kMaxErrorBody = 64 * 1024;
 // An event still arriving counts as upstream activity once it holds this much (onBodyData).
 constexpr qsizetype kEventInProgressBytes = 4 * 1024;
+// What the SSE reader may hold of an event still arriving (or an unfinished line) before its bytes
+// take from limits.maxBodyBytesInFlight (holdUnfinishedEvent): more than an ordinary event or a
+// chunk's unfinished tail, so a healthy stream never touches the budget for them.
+constexpr qsizetype kFreeUnfinishedEventBytes = 64 * 1024;
 // What a streamed byte costs while a Responses or pi client's answer is kept: the encoder's copy of
 // the message and the builder's of each block, UTF-16 both (the closing events that repeat the text
 // leave as the client reads them, held as its unread bytes are). A Chat client's custom call, kept
@@ -542,6 +546,10 @@ struct UpstreamAttempts::Try {
     // and repeated it moves the idle timer no more than a ping does (probe M3 1).
     bool startHeard = false;
     qint64 streamBytes = 0; // this try's stream body as it came, events or not
+    // What the SSE reader holds of an event still arriving, past kFreeUnfinishedEventBytes, taken
+    // from limits.maxBodyBytesInFlight (holdUnfinishedEvent); given back as the event completes or
+    // the reader is dropped (dropSseReader).
+    qint64 unfinishedEventTaken = 0;
 
     // The body is an error to classify, not an answer to decode.
     bool errorAnswer() const { return !is2xx(status) || !notAStream.isEmpty(); }
@@ -808,7 +816,7 @@ void UpstreamAttempts::launch(failover::AttemptId id) {
         req.headers.append({QByteArrayLiteral("Via"), m_setup.via});
     req.trust = t.candidate.provider.caFile; // this provider's own CA bundle verifies its connection
     // Fresh per-try state.
-    t.sse = SseReader();
+    dropSseReader(t);
     t.decoder = t.adapter->makeDecoder(t.target, t.adapter->nativeBodyFor(*m_setup.request));
     // Tools the request named by an alias (tool_names.h): their calls reach the client by its names.
     if (!req.toolNameOriginals.isEmpty())
@@ -862,6 +870,7 @@ void UpstreamAttempts::abort(failover::AttemptId id) {
         return;
     Try &t = *it->second;
     ++t.generation;
+    dropSseReader(t);
     if (t.call) {
         auto *call = t.call.data();
         t.call = nullptr;
@@ -1026,6 +1035,10 @@ void UpstreamAttempts::onBodyData(Try &t, const QByteArray &chunk) {
     const QList<SseEvent> events = t.sse.feed(chunk);
     if (!events.isEmpty())
         t.grownAtActivity = 0; // what arrives now is a new event's
+    // Settled before the events are fed: what completed leaves the reader (and gives its room back)
+    // before it is charged as frames, and the events that came whole go out before a stream whose
+    // unfinished event does not fit is ended.
+    const bool unfinishedFits = holdUnfinishedEvent(t);
     feedSse(t, events);
     Try *again = current(id, generation);
     if (again && again->sse.overflowed()) {
@@ -1033,6 +1046,8 @@ void UpstreamAttempts::onBodyData(Try &t, const QByteArray &chunk) {
         // keeps nothing more; the attempt ends as a connection-level failure (transport).
         abort(id);
         m_loop->onTransportError(id, TransportError::TooLarge, QStringLiteral("one upstream SSE event over 8 MiB"));
+    } else if (again && !unfinishedFits) {
+        endStream(*again, bytesInFlightSpent(*again), true);
     } else if (again) {
         // A large event still arriving is not silence (a 100 KiB delta or tool call on a slow
         // link takes longer than the idle limit); a ping sent in pieces, a few dozen bytes, still is.
@@ -1040,6 +1055,38 @@ void UpstreamAttempts::onBodyData(Try &t, const QByteArray &chunk) {
         if (pending != pendingBefore && grewEnough(*again, pending))
             m_loop->onActivity(id);
     }
+}
+
+bool UpstreamAttempts::holdUnfinishedEvent(Try &t) {
+    // An event that never ends produces no frame, so the client's queue never fills and nothing
+    // pauses the read: up to SseReader::kMaxEventBytes a stream, charged to nothing, and many
+    // streams at once grew the process past every configured bound (probe AA2 F2: 16 streams held
+    // 130 MB under a 16 MiB budget). Past a small allowance it takes from the budget all requests
+    // share, by its growth only: O(1) a chunk.
+    if (!m_setup.bytesInFlight)
+        return true;
+    const qint64 cost = qMax<qint64>(0, t.sse.heldBytes() - kFreeUnfinishedEventBytes);
+    if (cost < t.unfinishedEventTaken) {
+        m_setup.bytesInFlight->give(t.unfinishedEventTaken - cost);
+    } else if (cost > t.unfinishedEventTaken && !m_setup.bytesInFlight->take(cost - t.unfinishedEventTaken)) {
+        return false;
+    }
+    t.unfinishedEventTaken = cost;
+    return true;
+}
+
+void UpstreamAttempts::dropSseReader(Try &t) {
+    t.sse = SseReader();
+    if (m_setup.bytesInFlight)
+        m_setup.bytesInFlight->give(std::exchange(t.unfinishedEventTaken, 0));
+}
+
+QString UpstreamAttempts::bytesInFlightSpent(const Try &t) const {
+    return QStringLiteral("the gateway holds %1 of request bodies and answers in flight "
+                          "(limits.maxBodyBytesInFlight = %2); the streamed answer of %3 does not fit; retry shortly")
+        .arg(util::ByteBudget::describe(m_setup.bytesInFlight->held()),
+             util::ByteBudget::describe(m_setup.bytesInFlight->cap()))
+        .arg(t.candidate.name());
 }
 
 bool UpstreamAttempts::grewEnough(Try &t, qsizetype size) {
@@ -1185,15 +1232,7 @@ void UpstreamAttempts::feedSse(Try &t, const QList<SseEvent> &events) {
                                     : 0;
             if (cost > 0 && m_setup.bytesInFlight) {
                 if (!m_setup.bytesInFlight->take(cost))
-                    return endStream(
-                        *live,
-                        QStringLiteral("the gateway holds %1 of request bodies and answers in flight "
-                                       "(limits.maxBodyBytesInFlight = %2); the streamed answer of %3 does "
-                                       "not fit; retry shortly")
-                            .arg(util::ByteBudget::describe(m_setup.bytesInFlight->held()),
-                                 util::ByteBudget::describe(m_setup.bytesInFlight->cap()))
-                            .arg(live->candidate.name()),
-                        true);
+                    return endStream(*live, bytesInFlightSpent(*live), true);
                 m_answerBytesTaken += cost;
             }
         }
@@ -1286,7 +1325,9 @@ void UpstreamAttempts::onFinished(Try &t, const TransportResult &result) {
         return reportErrorAnswer(t);
     if (!t.jsonType.isEmpty())
         return finishJsonAnswer(t);
-    feedSse(t, t.sse.finish());
+    const QList<SseEvent> last = t.sse.finish();
+    holdUnfinishedEvent(t); // the reader holds nothing now: only gives back
+    feedSse(t, last);
     endOfBody(id, generation);
 }
 

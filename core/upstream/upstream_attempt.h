@@ -91,6 +91,11 @@ private:
     void reportErrorAnswer(Try &t);             // a 3xx, 4xx or 5xx head and its body so far, as the try's failure
     bool keepAnswerBytes(Try &t, qint64 bytes); // false: the try ended over a byte limit
     void feedSse(Try &t, const QList<SseEvent> &events);
+    // Charges what the SSE reader holds of an event still arriving to limits.maxBodyBytesInFlight, or
+    // gives back what it no longer holds; false (nothing taken) when its growth does not fit.
+    bool holdUnfinishedEvent(Try &t);
+    void dropSseReader(Try &t);                     // a fresh reader, and what the last one held given back
+    QString bytesInFlightSpent(const Try &t) const; // a stream's refusal when the shared budget is spent
     static bool grewEnough(Try &t, qsizetype size);
     QString redacted(const Try &t, const QString &text) const;
     // An error answer's words as its failure is judged (FailureInput::classificationMessage).

@@ -232,6 +232,52 @@ private Q_SLOTS:
                  qPrintable(QStringLiteral("%1 bytes read while the client took nothing").arg(up.floodedBytes())));
     }
 
+    // An upstream event that never ends makes no frame, so nothing the client reads paces the read:
+    // up to 8 MiB a stream was held and charged to nothing, and 16 such streams held 130 MB under a
+    // 16 MiB limits.maxBodyBytesInFlight (probe AA2 F2). Past a small allowance it takes from that
+    // budget while the reader holds it; past the room the answer ends with the client format's error
+    // naming the limit (no failover, no mark), and the room comes back for what follows.
+    void anUnfinishedEventTakesFromBytesInFlight_data() { everyClientRoute(); }
+    void anUnfinishedEventTakesFromBytesInFlight() {
+        QFETCH(QString, route);
+        HostileUpstream up;
+        QVERIFY(up.listen());
+        const qint64 room = 2 * 1024 * 1024;
+        const QByteArray opening = chatChunk("{\"role\":\"assistant\",\"content\":\"hi\"}") + "data: {\"pad\":\"";
+        const QByteArray piece(64 * 1024, 'a');
+        const qint64 pieces = 2 * room / piece.size(); // twice the room, in an event that never ends
+        up.setScript([&](QTcpSocket *socket, const QByteArray &) {
+            up.flood(
+                socket, kSseHead,
+                [&](qint64 i) -> QByteArray { return i == 0        ? opening
+                                                     : i <= pieces ? piece
+                                                                   : QByteArray(); },
+                [socket]() { socket->disconnectFromHost(); });
+        });
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pb")].baseUrl = up.baseUrl() + QStringLiteral("/v1");
+        gw.config.limits.maxBodyBytes = 64 * 1024;
+        gw.config.limits.maxBodyBytesInFlight = room;
+        gw.config.limits.maxResponseBytes = room;
+        gw.start();
+        const QJsonObject body = streamedRouteBody(route, QStringLiteral("pb/gpt-b"));
+        const auto cut = gw.post(route, body);
+        QCOMPARE(cut.status, 200); // "hi" went out first
+        QVERIFY2(cut.body.contains("limits.maxBodyBytesInFlight"), cut.body.right(600).constData());
+        QVERIFY2(!cut.body.contains(successMark(route)), cut.body.right(600).constData());
+        QVERIFY(gw.engine().marks().isEmpty());
+        // What the cut stream took is given back, and so is what an event charged while it arrived:
+        // an event of an eighth of the room (charged past the allowance until its end) goes whole, twice.
+        answerWith(up, chatChunk("{\"role\":\"assistant\",\"content\":\"" + QByteArray(room / 8, 'b') + "\"}") +
+                           chatChunk("{}", "\"stop\"") + "data: [DONE]\n\n");
+        for (int i = 0; i < 2; ++i) {
+            const auto whole = gw.post(route, body);
+            QCOMPARE(whole.status, 200);
+            QVERIFY2(whole.body.contains(successMark(route)) && !whole.body.contains("maxBodyBytesInFlight"),
+                     whole.body.right(600).constData());
+        }
+    }
+
     // An upstream that ignores `stream` and answers one JSON message of 5000 tiny tool_use
     // blocks (1 000 000 of them once took 1.57 GB, froze the engine for 18 s, and were fetched
     // three times: the bound's 502 was retried). The answer is refused for its shape before any

@@ -82,6 +82,7 @@ private Q_SLOTS:
     void eventOfManyLinesOverflowsAtTheEventLimit();
     void largeEventUnderTheLimitIsWhole();
     void anIdLineIsNotKept();
+    void heldBytesCountsWhatTheReaderKeepsBetweenFeeds();
 };
 
 void TestSseReader::sameEventsForAnySplit_data() {
@@ -249,6 +250,19 @@ void TestSseReader::anIdLineIsNotKept() {
     QCOMPARE(events.back().data, QByteArray("c"));
     const qint64 held = liveHeapBytes() - before;
     QVERIFY2(held < 64 * 1024, qPrintable(QStringLiteral("%1 bytes held after the id line").arg(held)));
+}
+
+void TestSseReader::heldBytesCountsWhatTheReaderKeepsBetweenFeeds() {
+    // What the upstream layer charges to limits.maxBodyBytesInFlight while an event is still
+    // arriving: its data and type so far and an unfinished line, a comment's too; nothing once it ends.
+    SseReader reader;
+    QVERIFY(reader.feed("event: e\ndata: abc\ndata: de").isEmpty());
+    QCOMPARE(reader.heldBytes(), qsizetype(1 + 3 + 8)); // "e", "abc", "data: de"
+    const QByteArray comment = ": a comment not yet ended";
+    QCOMPARE(reader.feed("f\n\n" + comment).size(), 1);
+    QCOMPARE(reader.heldBytes(), comment.size());
+    QVERIFY(reader.feed("\n").isEmpty());
+    QCOMPARE(reader.heldBytes(), qsizetype(0));
 }
 
 QTEST_APPLESS_MAIN(TestSseReader)
