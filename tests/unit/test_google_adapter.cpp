@@ -871,10 +871,8 @@ void TestGoogleAdapter::theStartCarriesTheFirstChunksUsage() {
     QCOMPARE(events.first().usage.output, qint64(452));
     // And the decoder tells what it read to a try that ends without its terminator (a reset).
     auto decoder = GoogleAdapter().makeDecoder(target());
-    decoder->feed({QByteArray(),
-                   QByteArray("{\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"Hel\"}]}}],"
-                              "\"usageMetadata\":{\"promptTokenCount\":9,\"thoughtsTokenCount\":40}}"),
-                   QByteArray()});
+    decoder->feed({QByteArray(), QByteArray("{\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"Hel\"}]}}],"
+                                            "\"usageMetadata\":{\"promptTokenCount\":9,\"thoughtsTokenCount\":40}}")});
     QCOMPARE(decoder->usage().input, qint64(9));
     QCOMPARE(decoder->usage().output, qint64(40));
 }
