@@ -740,18 +740,26 @@ void Engine::prewarmCredentials() {
                  {QStringLiteral("hint"), QStringLiteral("set %1 before starting Switchman").arg(ref.mid(4))}});
     m_pools->prewarm(refs, this, [this](const QString &name, const credentials::SecretResult &result) {
         // Said once per start or reload, in words that name the way out; never the secret.
-        // A key that was in use and has no secret cached (a prewarm forgets them) becomes
-        // "unavailable" with this failed read: logCredentialChanges says so, once per provider
-        // that uses it. One already unavailable (or missing, rejected) is said here, once per reload.
-        if (!result.notFound && !m_pools->isCached(name) && wasInUse(QStringLiteral("keychain:") + name))
+        // A key that was in use and has no secret cached becomes "unavailable" with this failed
+        // read: logCredentialChanges says so, once per provider that uses it. One already
+        // unavailable (or missing, rejected) is said here, once per reload.
+        const QString ref = QStringLiteral("keychain:") + name;
+        const bool cached = m_pools->isCached(name);
+        if (!result.notFound && !cached && wasInUse(ref))
             return;
+        QJsonObject fields{{QStringLiteral("credential"), ref}};
+        if (result.notFound) {
+            fields.insert(QStringLiteral("hint"),
+                          QStringLiteral("store it with: switchman credential set %1").arg(name));
+        } else {
+            fields.insert(QStringLiteral("hint"), result.error);
+            if (cached) // a reload's read failed: the secret read before stays in use
+                fields.insert(QStringLiteral("inUse"), QStringLiteral("the secret read before"));
+        }
         m_telemetry->log(QStringLiteral("warn"),
                          result.notFound ? QStringLiteral("keychain credential missing")
                                          : QStringLiteral("keychain unavailable"),
-                         {{QStringLiteral("credential"), QStringLiteral("keychain:") + name},
-                          {QStringLiteral("hint"),
-                           result.notFound ? QStringLiteral("store it with: switchman credential set %1").arg(name)
-                                           : result.error}});
+                         fields);
     });
 }
 

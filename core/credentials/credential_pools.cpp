@@ -57,6 +57,13 @@ bool CredentialFilter::matches(const QString &p, const QString &r) const {
 CredentialPools::CredentialPools(SecretStore *store, util::Clock &clock)
     : m_store(store), m_clock(clock), m_readContext(std::make_unique<QObject>()) {}
 
+CredentialPools::~CredentialPools() {
+    m_readContext.reset(); // the store's answers still to come go nowhere
+    for (const PendingRead &read : std::as_const(m_reads))
+        if (read.timer)
+            m_clock.cancel(read.timer);
+}
+
 bool CredentialPools::exhausted(const QString &provider, int index) const {
     const auto it = m_states.constFind(slotKey(provider, index));
     if (it == m_states.cend())
@@ -287,6 +294,11 @@ QList<CredentialStatus> CredentialPools::states() const {
                 // Skipped by every request: said here, not shown as "ok".
                 row.state = CredentialHealth::Missing;
                 row.lastError = QStringLiteral("the environment variable %1 is not set").arg(row.ref.mid(4));
+            } else if (awaitsOverdueRead(row.ref)) {
+                // Requests pass it over while the read waits (a locked keyring's unlock prompt, a hung
+                // Secret Service): said here and in the log, not shown as "ok" (probe AA4 F1).
+                row.state = CredentialHealth::Unavailable;
+                row.lastError = unansweredRead(row.ref.mid(9));
             } else if (row.ref.startsWith(QLatin1String("keychain:")) && m_keychainMissing.contains(row.ref.mid(9))) {
                 row.state = CredentialHealth::Missing;
                 row.lastError = QStringLiteral("not in the keychain: store it with `switchman credential set %1`")
@@ -342,7 +354,8 @@ int CredentialPools::credentialChanged(const QString &ref) {
 
 bool CredentialPools::usable(const QString &provider, const QStringList &refs, int index, bool callerHasAuth) const {
     const QString &ref = refs[index];
-    return !exhausted(provider, index) && !isUnsetEnvRef(ref) && (callerHasAuth || ref != QLatin1String("passthrough"));
+    return !exhausted(provider, index) && !isUnsetEnvRef(ref) && !awaitsOverdueRead(ref) &&
+           (callerHasAuth || ref != QLatin1String("passthrough"));
 }
 
 bool CredentialPools::hasUsable(const QString &provider, const QStringList &refs, bool callerHasAuth, int from) const {
@@ -407,32 +420,35 @@ void CredentialPools::acquire(const QString &provider, const QStringList &refs, 
             const QString name = ref.mid(9);
             if (auto it = m_cache.constFind(name); it != m_cache.cend()) {
                 r.secret = *it;
-            } else if (!m_store) {
+            } else if (!m_store || awaitsOverdueRead(ref)) {
+                // No keychain, or its read of this name outlasted the bound: waiting again would hold
+                // this request too; the pool's next key, or the next candidate, answers instead.
                 AcquireResult err;
                 err.kind = AcquireResult::Kind::StoreError;
-                err.error = QStringLiteral("no keychain available for credential \"%1\"").arg(name);
+                err.error = m_store ? unansweredRead(name)
+                                    : QStringLiteral("no keychain available for credential \"%1\"").arg(name);
                 return acquireAfterStoreError(provider, refs, callerAuth, i, context, done, err);
             } else {
                 QPointer<QObject> guard(context);
-                m_store->read(
-                    name, context,
-                    [this, guard, provider, refs, callerAuth, i, name, context, done](const SecretResult &res) {
-                        if (!guard)
-                            return;
-                        noteKeychainResult(name, res);
-                        if (res.ok && !res.secret.isEmpty()) {
-                            m_cache.insert(name, res.secret.trimmed());
-                            acquire(provider, refs, callerAuth, i, context, done); // now served from the cache
-                        } else if (res.notFound) {
-                            acquire(provider, refs, callerAuth, i + 1, context, done);
-                        } else {
-                            AcquireResult err;
-                            err.kind = AcquireResult::Kind::StoreError;
-                            err.error = QStringLiteral("keychain read of \"%1\" failed: %2").arg(name, res.error);
-                            acquireAfterStoreError(provider, refs, callerAuth, i, context, done, err);
-                        }
-                    });
-                return;
+                ReadWaiter waiter;
+                waiter.givesUp = true;
+                waiter.done = [this, guard, provider, refs, callerAuth, i, name, context,
+                               done](const SecretResult *res) {
+                    if (!guard)
+                        return;
+                    if (res && res->ok && !res->secret.isEmpty()) {
+                        acquire(provider, refs, callerAuth, i, context, done); // now served from the cache
+                    } else if (res && res->notFound) {
+                        acquire(provider, refs, callerAuth, i + 1, context, done);
+                    } else {
+                        AcquireResult err;
+                        err.kind = AcquireResult::Kind::StoreError;
+                        err.error = res ? QStringLiteral("keychain read of \"%1\" failed: %2").arg(name, res->error)
+                                        : unansweredRead(name);
+                        acquireAfterStoreError(provider, refs, callerAuth, i, context, done, err);
+                    }
+                };
+                return readKeychain(name, std::move(waiter));
             }
         } else {
             continue;
@@ -495,6 +511,10 @@ QString CredentialPools::whyNoneUsable(const QString &provider, const QStringLis
         if (ref.startsWith(QLatin1String("env:")) && envSecret(ref).isEmpty())
             return QStringLiteral("provider \"%1\" names %2, which is not set in Switchman's environment")
                 .arg(provider, ref);
+    for (const QString &ref : refs)
+        if (awaitsOverdueRead(ref))
+            return QStringLiteral("provider \"%1\" cannot use its key %2 yet: %3")
+                .arg(provider, ref, unansweredRead(ref.mid(9)));
     return QStringLiteral("provider \"%1\" has no key to use (its credentials: %2)").arg(provider, refs.join(u", "));
 }
 
@@ -529,38 +549,118 @@ void CredentialPools::noteKeychainRead(const QString &name, bool found) {
 
 void CredentialPools::prewarm(const QStringList &refs, QObject *context,
                               std::function<void(const QString &, const SecretResult &)> onProblem) {
-    m_cache.clear();
     const quint64 generation = ++m_prewarmGeneration;
-    if (!m_store)
-        return;
-    QSet<QString> names;
+    m_prewarmNames.clear();
     for (const QString &ref : refs)
         if (ref.startsWith(QLatin1String("keychain:")))
-            names.insert(ref.mid(9));
-    for (const QString &name : std::as_const(names)) {
-        m_store->read(name, context, [this, name, generation, onProblem](const SecretResult &res) {
-            if (generation != m_prewarmGeneration)
+            m_prewarmNames.insert(ref.mid(9));
+    // The cached secrets stay until a read answers otherwise: a reload that changed nothing threw
+    // away working keys, and with the keyring locked since, took their providers out of service
+    // (probe AA4 F3). Only a key no longer configured goes.
+    m_cache.removeIf([this](const auto &it) { return !configuresKeychain(it.key()); });
+    if (!m_store)
+        return;
+    for (const QString &name : std::as_const(m_prewarmNames)) {
+        ReadWaiter waiter;
+        waiter.done = [this, name, generation, guard = QPointer<QObject>(context), onProblem](const SecretResult *res) {
+            if (!guard || generation != m_prewarmGeneration || !onProblem || (res->ok && !res->secret.isEmpty()))
                 return;
-            if (res.ok && !res.secret.isEmpty()) {
-                m_cache.insert(name, res.secret.trimmed());
-                noteKeychainResult(name, res);
-                // A rejected keychain credential whose secret now reads differently was fixed.
-                const QByteArray fp = QCryptographicHash::hash(res.secret.trimmed(), QCryptographicHash::Sha256);
-                const int before = int(m_states.size());
-                m_states.removeIf([&](const auto &it) {
-                    return it.value().health == CredentialHealth::Rejected &&
-                           it.value().ref == QLatin1String("keychain:") + name && !it.value().fingerprint.isEmpty() &&
-                           it.value().fingerprint != fp;
-                });
-                if (m_states.size() != before)
-                    notifyChanged();
-            } else {
-                if (onProblem)
-                    onProblem(name, res); // the line that names the way out comes first
-                noteKeychainResult(name, res);
-            }
-        });
+            onProblem(name, *res); // before the state's own line (noteKeychainResult): it names the way out
+        };
+        readKeychain(name, std::move(waiter));
     }
+}
+
+bool CredentialPools::configuresKeychain(const QString &name) const {
+    if (m_prewarmNames.contains(name))
+        return true;
+    const QString ref = QLatin1String("keychain:") + name;
+    for (const QStringList &refs : m_pools)
+        if (refs.contains(ref))
+            return true;
+    return false;
+}
+
+void CredentialPools::readKeychain(const QString &name, ReadWaiter waiter) {
+    // Every reader of a name shares one read: the keychain runs its jobs one after another, so a
+    // second read would only queue behind the first.
+    auto it = m_reads.find(name);
+    const bool start = it == m_reads.end();
+    if (start) {
+        it = m_reads.insert(name, PendingRead{});
+        it->startedMs = m_clock.nowMs();
+        it->timer = m_clock.schedule(kKeychainReadTimeoutMs, [this, name]() { onReadOverdue(name); });
+    }
+    it->forRequest = it->forRequest || waiter.givesUp;
+    it->waiters.append(std::move(waiter));
+    if (start) // last: a store may answer inside the call
+        m_store->read(name, m_readContext.get(),
+                      [this, name](const SecretResult &res) { onKeychainAnswer(name, res); });
+}
+
+void CredentialPools::onReadOverdue(const QString &name) {
+    auto it = m_reads.find(name);
+    if (it == m_reads.end())
+        return;
+    it->timer = 0;
+    it->overdue = true;
+    QList<ReadWaiter> gaveUp;
+    QList<ReadWaiter> stay;
+    for (ReadWaiter &w : it->waiters)
+        (w.givesUp ? gaveUp : stay).append(std::move(w));
+    it->waiters = std::move(stay);
+    notifyChanged(); // "unavailable" in the admin API and the log, while it waits
+    for (const ReadWaiter &w : std::as_const(gaveUp))
+        w.done(nullptr);
+}
+
+void CredentialPools::onKeychainAnswer(const QString &name, const SecretResult &result) {
+    const auto it = m_reads.find(name);
+    if (it == m_reads.end())
+        return;
+    const PendingRead read = *it;
+    m_reads.erase(it);
+    if (read.timer)
+        m_clock.cancel(read.timer);
+    if (result.ok && !result.secret.isEmpty()) {
+        if (read.forRequest || configuresKeychain(name)) {
+            const QByteArray secret = result.secret.trimmed();
+            m_cache.insert(name, secret);
+            // A rejected keychain credential whose secret now reads differently was fixed.
+            const QByteArray fp = QCryptographicHash::hash(secret, QCryptographicHash::Sha256);
+            if (m_states.removeIf([&](const auto &st) {
+                    return st.value().health == CredentialHealth::Rejected &&
+                           st.value().ref == QLatin1String("keychain:") + name && !st.value().fingerprint.isEmpty() &&
+                           st.value().fingerprint != fp;
+                }) > 0)
+                notifyChanged();
+        }
+    } else if (result.notFound) {
+        m_cache.remove(name); // the store works and holds no such entry: the cached copy is gone too
+    }
+    // A read that failed (locked, no Secret Service) leaves a working copy in use.
+    for (const ReadWaiter &w : read.waiters)
+        w.done(&result);
+    noteKeychainResult(name, result);
+    if (read.overdue)
+        notifyChanged(); // no longer waiting: its row says what the answer was
+}
+
+bool CredentialPools::awaitsOverdueRead(const QString &ref) const {
+    if (!ref.startsWith(QLatin1String("keychain:")))
+        return false;
+    const QString name = ref.mid(9);
+    const auto it = m_reads.constFind(name);
+    return it != m_reads.cend() && it->overdue && !m_cache.contains(name);
+}
+
+QString CredentialPools::unansweredRead(const QString &name) const {
+    const qint64 waitedMs = m_clock.nowMs() - m_reads.value(name).startedMs;
+    return QStringLiteral("the keychain has not answered a read of \"%1\" for %2 s: a locked keyring waits for "
+                          "its unlock prompt, or the Secret Service is not answering; its answer is used when it "
+                          "comes")
+        .arg(name)
+        .arg(waitedMs / 1000);
 }
 
 void CredentialPools::release(const Lease &lease) {

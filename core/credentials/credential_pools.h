@@ -77,8 +77,16 @@ public:
     // A refused keychain credential that a request or the admin window looks at is read again from
     // the store at most this often, until a new secret is there.
     static constexpr qint64 kRereadRefusedMs = 250;
+    // How long a request waits for a keychain read. A Secret Service answers in milliseconds, but a
+    // locked keyring waits for its unlock prompt (gcr-prompter, KWallet's "open wallet") for as long
+    // as nobody answers it, and a hung daemon for D-Bus's timeouts: a read not answered by then is a
+    // failed store call (setup_error: the pool's next key, then the next candidate; SPEC 5). The
+    // read goes on, and later requests pass the key over until it answers (probe AA4 F1).
+    static constexpr qint64 kKeychainReadTimeoutMs = 5000;
 
     CredentialPools(SecretStore *store, util::Clock &clock);
+    ~CredentialPools();
+    Q_DISABLE_COPY_MOVE(CredentialPools)
 
     // Side-effect free: could acquire() find a credential for this provider now, at or after `from`?
     bool hasUsable(const QString &provider, const QStringList &refs, bool callerHasAuth, int from = 0) const;
@@ -92,7 +100,9 @@ public:
     std::optional<PoolWait> waitFor(const QString &provider, const QStringList &refs, bool callerHasAuth,
                                     const QString &tenant = {}) const;
     // Resolves the first usable credential at or after `startIndex`, reading the keychain
-    // asynchronously when needed (cached after the first read). `callerAuth` is the
+    // asynchronously when needed (cached after the first read; one read of a name at a time, which
+    // every request that needs it waits for, at most kKeychainReadTimeoutMs from its start). A key
+    // whose read outlasted that is passed over at once while the read goes on. `callerAuth` is the
     // caller's own key for a passthrough reference.
     void acquire(const QString &provider, const QStringList &refs, const QByteArray &callerAuth, int startIndex,
                  QObject *context, std::function<void(const AcquireResult &)> done);
@@ -144,13 +154,18 @@ public:
     int totalInFlight() const;
     void forgetCached(const QString &name) { m_cache.remove(name); }
     // Reads every keychain: reference of `refs` into the cache in the background, so
-    // requests rarely wait on D-Bus. Replaces the cache (a reload picks up a new secret);
-    // failures are left for acquire() to report in words.
+    // requests rarely wait on D-Bus. A secret read replaces the cached one (a reload picks up a
+    // new secret) and a definite "no such entry" drops it; a read that fails or never answers (a
+    // keyring locked since) leaves the working copy in use, as a refused reload leaves the running
+    // configuration (probe AA4 F3). A key no longer configured is forgotten. Failures are left for
+    // acquire() to report in words.
     // `onProblem` hears of each name the keychain could not give (missing entry or no
-    // Secret Service), so a headless start says so instead of failing later, silently.
+    // Secret Service), so a headless start says so instead of failing later, silently; never
+    // once `context` is gone, nor for a prewarm a newer one replaced.
     void prewarm(const QStringList &refs, QObject *context,
                  std::function<void(const QString &name, const SecretResult &result)> onProblem = {});
     bool isCached(const QString &name) const { return m_cache.contains(name); }
+    bool isReading(const QString &name) const { return m_reads.contains(name); } // a keychain read in flight
     void setStore(SecretStore *store) { m_store = store; }
 
 private:
@@ -172,6 +187,26 @@ private:
     bool exhausted(const QString &provider, int index) const;
     bool usable(const QString &provider, const QStringList &refs, int index, bool callerHasAuth) const;
     QString refAt(const QString &provider, int index) const;
+    // One keychain read of a name at a time. `done` hears its answer; a waiter that gives up (a
+    // request) hears nullptr instead once the read is kKeychainReadTimeoutMs old.
+    struct ReadWaiter {
+        bool givesUp = false;
+        std::function<void(const SecretResult *)> done;
+    };
+    struct PendingRead {
+        qint64 startedMs = 0;
+        util::Clock::TimerId timer = 0; // fires at the bound
+        bool overdue = false;           // the bound passed and it has not answered
+        bool forRequest = false;        // a request asked: its answer is cached whatever the configuration
+        QList<ReadWaiter> waiters;
+    };
+    void readKeychain(const QString &name, ReadWaiter waiter);
+    void onKeychainAnswer(const QString &name, const SecretResult &result);
+    void onReadOverdue(const QString &name);
+    // A keychain: reference with no secret cached whose read outlasted its bound: passed over.
+    bool awaitsOverdueRead(const QString &ref) const;
+    QString unansweredRead(const QString &name) const; // why, in words
+    bool configuresKeychain(const QString &name) const;
     QByteArray currentFingerprint(const QString &ref) const; // empty when the secret is not known now
     QList<QByteArray> knownSecrets(const QString &ref) const;
     void dropExpired();
@@ -198,7 +233,9 @@ private:
     QSet<QString> m_rereading;              // keychain names being read again after a refusal
     QHash<QString, qint64> m_lastReread;    // keychain name -> when it was last read again (engine clock)
     std::unique_ptr<QObject> m_readContext; // the store's answers to re-reads come through it
-    quint64 m_prewarmGeneration = 0;        // a newer prewarm wins over answers of an older one
+    quint64 m_prewarmGeneration = 0;        // only the newest prewarm reports problems
+    QSet<QString> m_prewarmNames;           // the keychain names the newest prewarm read
+    QHash<QString, PendingRead> m_reads;    // keychain name -> its read in flight
 };
 
 } // namespace sw::credentials

@@ -850,6 +850,89 @@ private Q_SLOTS:
         QCOMPARE(authSeen(gw.anthropicA), (QByteArrayList{"sk-kc-OLD-444", "sk-kc-NEW-555"}));
     }
 
+    // A locked keyring whose unlock prompt nobody answers (or a hung Secret Service) held every
+    // request of the route until the deadline, then 502: the healthy next candidate was never asked,
+    // /admin/credentials said "ok" and the log said nothing (probe AA4 F1).
+    void aKeychainThatDoesNotAnswerFailsOverAtItsBound() {
+        FakeClock clock;
+        GatewayFixture gw;
+        gw.clock = &clock;
+        gw.config.failover.deadlineMs = 120000; // the default
+        gw.config.providers[QStringLiteral("pa")].credentials = {QStringLiteral("keychain:pa-main")};
+        gw.secrets.mode = ScriptedSecretStore::Mode::Hang;
+        gw.start();
+        QSignalSpy logs(gw.engine().telemetry(), &telemetry::Telemetry::logLine);
+        const auto body = GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false);
+        QNetworkReply *reply = gw.postAsync(QStringLiteral("/v1/messages"), body);
+        QTRY_COMPARE(gw.engine().activeRequests(), 1);
+        QCoreApplication::processEvents();
+        QVERIFY(!reply->isFinished());
+        clock.advance(credentials::CredentialPools::kKeychainReadTimeoutMs); // from the read at start
+        const auto r = gw.wait(reply);
+        reply->deleteLater();
+        QVERIFY2(r.status == 200, r.body.constData());
+        QCOMPARE(r.header("x-switchman-candidate"), QByteArray("pb/gpt-b"));
+        QCOMPARE(r.header("x-switchman-fallback-reason"), QByteArray("setup_error"));
+
+        // Said in the admin API and the log while the read waits.
+        const QJsonObject entry = credentialEntry(gw, QStringLiteral("pa"));
+        QCOMPARE(entry.value(QStringLiteral("state")).toString(), QStringLiteral("unavailable"));
+        QVERIFY2(entry.value(QStringLiteral("lastError")).toString().contains(QStringLiteral("has not answered")),
+                 qPrintable(entry.value(QStringLiteral("lastError")).toString()));
+        bool logged = false;
+        for (const auto &args : logs) {
+            const QJsonObject line = args.at(0).toJsonObject();
+            logged =
+                logged || (line.value(QStringLiteral("msg")).toString() == QLatin1String("keychain unavailable") &&
+                           line.value(QStringLiteral("hint")).toString().contains(QStringLiteral("has not answered")));
+        }
+        QVERIFY(logged);
+
+        // Later requests pass the key over at once (the clock stands still), with no read of their own.
+        QCOMPARE(gw.post(QStringLiteral("/v1/messages"), body).header("x-switchman-candidate"), QByteArray("pb/gpt-b"));
+        QCOMPARE(gw.secrets.reads, 1);
+
+        // The keyring is unlocked: the read's answer is used from the next request.
+        gw.secrets.secrets.insert(QStringLiteral("pa-main"), "pa-late");
+        gw.secrets.mode = ScriptedSecretStore::Mode::Answer;
+        gw.secrets.answerHeld();
+        QVERIFY(waitUntil([&gw]() { return gw.engine().pools().isCached(QStringLiteral("pa-main")); }));
+        QCOMPARE(gw.post(QStringLiteral("/v1/messages"), body).header("x-switchman-candidate"),
+                 QByteArray("pa/claude-a"));
+        QCOMPARE(authSeen(gw.anthropicA), QByteArrayList{"pa-late"});
+        QCOMPARE(credentialEntry(gw, QStringLiteral("pa")).value(QStringLiteral("state")).toString(),
+                 QStringLiteral("ok"));
+    }
+
+    // A reload that changed nothing (SIGHUP, /admin/reload) threw away the cached keychain key: with
+    // the keyring locked since, its provider went out of service (probe AA4 F3).
+    void aReloadThatChangesNothingKeepsTheKeychainKey() {
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pa")].credentials = {QStringLiteral("keychain:pa-main")};
+        gw.secrets.secrets.insert(QStringLiteral("pa-main"), "pa-secret");
+        gw.start();
+        QVERIFY(waitUntil([&gw]() { return gw.engine().pools().isCached(QStringLiteral("pa-main")); }));
+        gw.secrets.mode = ScriptedSecretStore::Mode::Fail; // the keyring locked since
+        QSignalSpy logs(gw.engine().telemetry(), &telemetry::Telemetry::logLine);
+        gw.engine().applyConfig(*gw.engine().config());
+        QVERIFY(waitUntil([&gw]() { return !gw.engine().pools().isReading(QStringLiteral("pa-main")); }));
+        QCOMPARE(gw.secrets.reads, 2);
+        bool said = false; // the read failed, and the log says the key read before stays in use
+        for (const auto &args : logs) {
+            const QJsonObject line = args.at(0).toJsonObject();
+            said = said || (line.value(QStringLiteral("msg")).toString() == QLatin1String("keychain unavailable") &&
+                            line.contains(QStringLiteral("inUse")));
+        }
+        QVERIFY(said);
+        const auto r =
+            gw.post(QStringLiteral("/v1/messages"),
+                    GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), false));
+        QCOMPARE(r.status, 200);
+        QCOMPARE(authSeen(gw.anthropicA), QByteArrayList{"pa-secret"});
+        QCOMPARE(credentialEntry(gw, QStringLiteral("pa")).value(QStringLiteral("state")).toString(),
+                 QStringLiteral("ok"));
+    }
+
     void passthroughForwardsTheCallersKeyToThatProviderOnly() {
         GatewayFixture gw;
         const QByteArray gatewayKey = "gw-key-alice-0123456789";

@@ -1994,10 +1994,13 @@ private Q_SLOTS:
     }
 
     void deadlineDuringSetupOnTheClock() {
+        // A deadline shorter than the keychain's own bound (CredentialPools::kKeychainReadTimeoutMs)
+        // cuts the read it waits for.
+        static_assert(credentials::CredentialPools::kKeychainReadTimeoutMs > 4000);
         test::FakeClock clock;
         GatewayFixture gw;
         gw.clock = &clock;
-        gw.config.failover.deadlineMs = 120000;
+        gw.config.failover.deadlineMs = 4000;
         gw.config.providers[QStringLiteral("pa")].credentials = {QStringLiteral("keychain:pa-main")};
         gw.secrets.mode = ScriptedSecretStore::Mode::Hang;
         gw.start();
@@ -2006,7 +2009,7 @@ private Q_SLOTS:
                          GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false));
         QTRY_COMPARE(gw.engine().activeRequests(), 1); // (the keychain may be read ahead at start)
         drainEvents();
-        clock.advance(119999);
+        clock.advance(3999);
         drainEvents();
         QVERIFY(!reply->isFinished());
         clock.advance(1);

@@ -22,7 +22,12 @@ void ScriptedSecretStore::read(const QString &name, QObject *context,
                                std::function<void(const credentials::SecretResult &)> done) {
     ++reads;
     if (mode == Mode::Hang)
-        return;
+        return m_held.append({name, context, std::move(done)});
+    answer(name, context, std::move(done));
+}
+
+void ScriptedSecretStore::answer(const QString &name, QObject *context,
+                                 std::function<void(const credentials::SecretResult &)> done) {
     credentials::SecretResult r;
     if (mode == Mode::Fail) {
         r.error = QStringLiteral("the OS keychain (Secret Service) is not available");
@@ -34,6 +39,13 @@ void ScriptedSecretStore::read(const QString &name, QObject *context,
         r.error = QStringLiteral("no such keychain entry");
     }
     QTimer::singleShot(0, context, [r, done]() { done(r); });
+}
+
+void ScriptedSecretStore::answerHeld() {
+    const QList<Held> held = std::exchange(m_held, {});
+    for (const Held &h : held)
+        if (h.context)
+            answer(h.name, h.context, h.done);
 }
 
 void ScriptedSecretStore::write(const QString &name, const QByteArray &secret, QObject *context,

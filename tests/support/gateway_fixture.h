@@ -10,6 +10,7 @@
 #include <QJsonObject>
 #include <QNetworkAccessManager>
 #include <QNetworkReply>
+#include <QPointer>
 #include <functional>
 #include <memory>
 
@@ -31,10 +32,21 @@ public:
     Mode mode = Mode::Answer;
     QHash<QString, QByteArray> secrets;
     int reads = 0;
+    // Hang keeps the reads unanswered; answerHeld() answers them then (Fail: failed, else from `secrets`).
+    void answerHeld();
     void read(const QString &name, QObject *context,
               std::function<void(const credentials::SecretResult &)> done) override;
     void write(const QString &name, const QByteArray &secret, QObject *context,
                std::function<void(const credentials::SecretResult &)> done) override;
+
+private:
+    void answer(const QString &name, QObject *context, std::function<void(const credentials::SecretResult &)> done);
+    struct Held {
+        QString name;
+        QPointer<QObject> context;
+        std::function<void(const credentials::SecretResult &)> done;
+    };
+    QList<Held> m_held;
 };
 
 class GatewayFixture {

@@ -228,8 +228,9 @@ private Q_SLOTS:
         }));
         m_host->runBlocking([this](Engine &e) {
             m_secrets.mode = test::ScriptedSecretStore::Mode::Fail;
-            // A reload reads every keychain key again, the cached copies forgotten: the Secret
-            // Service is not there.
+            // A reload keeps a working cached copy (probe AA4 F3): one forgotten ("Retry now") is
+            // read again, and the Secret Service is not there.
+            e.clearCredentials({QString(), QStringLiteral("keychain:sim-anthropic-main")});
             e.applyConfig(*e.config());
         });
         auto *model = window.credentialsModel();

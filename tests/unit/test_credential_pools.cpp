@@ -489,7 +489,7 @@ private Q_SLOTS:
         QVERIFY(waitUntil([&pools]() { return pools.isCached(QStringLiteral("k")); }));
         pools.reject({P, 0}, 401, {});
         pools.prewarm(refs, &context); // the same secret again: still rejected
-        QVERIFY(waitUntil([&pools]() { return pools.isCached(QStringLiteral("k")); }));
+        QVERIFY(waitUntil([&pools]() { return !pools.isReading(QStringLiteral("k")); }));
         QCOMPARE(stateOf(pools, P, 0).state, CredentialHealth::Rejected);
         store.secrets.insert(QStringLiteral("k"), "fixed-key"); // Set key… in the GUI, then a reload
         pools.prewarm(refs, &context);
@@ -567,6 +567,108 @@ private Q_SLOTS:
         store.secrets.insert(QStringLiteral("k"), "the-key-777");
         QCOMPARE(acquireNow(pools, refs).secret, QByteArray("the-key-777"));
         QCOMPARE(stateOf(pools, P, 0).state, CredentialHealth::Ok);
+    }
+
+    // A keychain read that never answers (a locked keyring whose unlock prompt nobody answers, a hung
+    // Secret Service) held every request of the pool until the request deadline, the pool's next key
+    // and the route's next candidate never asked, and the key said "ok" (probe AA4 F1).
+    void aKeychainReadThatDoesNotAnswerEndsAtItsBound() {
+        qputenv("SW_POOL_B", "b");
+        FakeClock clock;
+        ScriptedSecretStore store;
+        store.mode = ScriptedSecretStore::Mode::Hang;
+        CredentialPools pools(&store, clock);
+        const QString keychainRef = QStringLiteral("keychain:k");
+        const QStringList refs{keychainRef, QStringLiteral("env:SW_POOL_B")};
+        pools.configure({{P, refs}});
+        int changes = 0;
+        pools.setChangedCallback([&changes]() { ++changes; });
+        QObject context;
+        std::optional<AcquireResult> first;
+        pools.acquire(P, refs, {}, 0, &context, [&first](const AcquireResult &r) { first = r; });
+        QCoreApplication::processEvents();
+        clock.advance(CredentialPools::kKeychainReadTimeoutMs - 1);
+        QVERIFY(!first);
+        QCOMPARE(stateOf(pools, P, 0).state, CredentialHealth::Ok); // a read just begun is no problem
+        clock.advance(1);
+        QVERIFY(first);
+        QCOMPARE(first->kind, AcquireResult::Kind::Ok);
+        QCOMPARE(first->secret, QByteArray("b"));
+        QCOMPARE(first->lease.index, 1);
+
+        // The read goes on. The key is out of use meanwhile: said so, and later requests neither
+        // wait for it nor ask the keychain again.
+        const CredentialStatus row = stateOf(pools, P, 0);
+        QCOMPARE(row.state, CredentialHealth::Unavailable);
+        QVERIFY2(row.lastError.contains(QStringLiteral("has not answered")), qPrintable(row.lastError));
+        QVERIFY(changes > 0);
+        QVERIFY(!pools.hasUsable(P, {keychainRef}, false));
+        QVERIFY(pools.hasUsable(P, refs, false));
+        bool answered = false;
+        pools.acquire(P, refs, {}, 0, &context, [&answered](const AcquireResult &r) {
+            answered = r.kind == AcquireResult::Kind::Ok && r.secret == "b";
+        });
+        QVERIFY(answered); // at once, on the same clock
+        const AcquireResult alone = acquireNow(pools, {keychainRef});
+        QCOMPARE(alone.kind, AcquireResult::Kind::StoreError);
+        QVERIFY2(alone.error.contains(QStringLiteral("has not answered")), qPrintable(alone.error));
+        QCOMPARE(store.reads, 1);
+
+        // The keyring is unlocked: the read's answer is used when it comes.
+        store.secrets.insert(QStringLiteral("k"), "late-key");
+        store.mode = ScriptedSecretStore::Mode::Answer;
+        store.answerHeld();
+        QVERIFY(waitUntil([&pools]() { return pools.isCached(QStringLiteral("k")); }));
+        QCOMPARE(stateOf(pools, P, 0).state, CredentialHealth::Ok);
+        QCOMPARE(acquireNow(pools, refs).secret, QByteArray("late-key"));
+        QCOMPARE(store.reads, 1);
+    }
+
+    // A reload that changed nothing threw away the cached keychain secrets and read them again: with
+    // the keyring locked since, the working key was gone and its provider out of service (probe AA4 F3).
+    void aReloadKeepsAWorkingSecretUntilAReadSaysOtherwise() {
+        FakeClock clock;
+        ScriptedSecretStore store;
+        store.secrets.insert(QStringLiteral("k"), "working-key");
+        CredentialPools pools(&store, clock);
+        const QStringList refs{QStringLiteral("keychain:k")};
+        pools.configure({{P, refs}});
+        QObject context;
+        pools.prewarm(refs, &context);
+        QVERIFY(waitUntil([&pools]() { return pools.isCached(QStringLiteral("k")); }));
+
+        store.mode = ScriptedSecretStore::Mode::Fail; // locked since
+        pools.prewarm(refs, &context);
+        QVERIFY(waitUntil([&pools]() { return !pools.isReading(QStringLiteral("k")); }));
+        QCOMPARE(stateOf(pools, P, 0).state, CredentialHealth::Ok);
+        QCOMPARE(acquireNow(pools, refs).secret, QByteArray("working-key"));
+
+        store.mode = ScriptedSecretStore::Mode::Hang; // an unlock prompt nobody answers
+        pools.prewarm(refs, &context);
+        clock.advance(CredentialPools::kKeychainReadTimeoutMs);
+        QCOMPARE(stateOf(pools, P, 0).state, CredentialHealth::Ok);
+        QCOMPARE(acquireNow(pools, refs).secret, QByteArray("working-key"));
+        store.secrets.insert(QStringLiteral("k"), "rotated-key"); // unlocked, and a new key read
+        store.mode = ScriptedSecretStore::Mode::Answer;
+        store.answerHeld();
+        QVERIFY(waitUntil([&pools]() { return !pools.isReading(QStringLiteral("k")); }));
+        QCOMPARE(acquireNow(pools, refs).secret, QByteArray("rotated-key"));
+
+        // A definite "no such entry" drops it.
+        store.secrets.remove(QStringLiteral("k"));
+        pools.prewarm(refs, &context);
+        QVERIFY(waitUntil([&pools]() { return !pools.isReading(QStringLiteral("k")); }));
+        QVERIFY(!pools.isCached(QStringLiteral("k")));
+        QCOMPARE(stateOf(pools, P, 0).state, CredentialHealth::Missing);
+
+        // A key taken out of the configuration is forgotten.
+        store.secrets.insert(QStringLiteral("k"), "working-key");
+        pools.prewarm(refs, &context);
+        QVERIFY(waitUntil([&pools]() { return pools.isCached(QStringLiteral("k")); }));
+        const QStringList other{QStringLiteral("env:SW_POOL_B")};
+        pools.configure({{P, other}});
+        pools.prewarm(other, &context);
+        QVERIFY(!pools.isCached(QStringLiteral("k")));
     }
 
     void aChangedPoolStartsOverAndClearFilters() {
