@@ -11,7 +11,9 @@ class Clock {
 public:
     using TimerId = quint64;
     virtual ~Clock() = default;
-    virtual qint64 nowMs() const = 0; // monotonic milliseconds
+    // Steady milliseconds that count the time the machine slept: deadlines set before a suspend
+    // are over after it when the sleep outlasted them.
+    virtual qint64 nowMs() const = 0;
     // Wall time, ms since the epoch: calendar periods (budgets) and the ledger's daily prune read it here.
     virtual qint64 epochMs() const;
     // Calls `callback` once after `delayMs` on the calling thread's event loop.

@@ -1,7 +1,6 @@
 #include "core/util/clock.h"
 
 #include <QDateTime>
-#include <QElapsedTimer>
 #include <QHash>
 #include <QThreadStorage>
 #include <QTimer>
@@ -9,6 +8,8 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+
+#include <time.h>
 
 namespace sw::util {
 
@@ -25,13 +26,20 @@ namespace {
 class SystemClock final : public Clock {
 public:
     SystemClock() {
-        m_elapsed.start();
         m_timer.setSingleShot(true);
         m_timer.setTimerType(Qt::PreciseTimer);
         QObject::connect(&m_timer, &QTimer::timeout, &m_timer, [this]() { fireDue(); });
     }
 
-    qint64 nowMs() const override { return m_elapsed.elapsed(); }
+    // CLOCK_BOOTTIME, not CLOCK_MONOTONIC (QElapsedTimer's): both are steady and untouched by wall-clock
+    // changes, but the monotonic clock stands still while the machine is suspended. A laptop that
+    // slept through a parked key's stated reset time, or a mark's five minutes, must find them over
+    // on waking, not counted again in awake time (probe AA1 F1). One clock for every thread, too.
+    qint64 nowMs() const override {
+        timespec ts{};
+        ::clock_gettime(CLOCK_BOOTTIME, &ts);
+        return qint64(ts.tv_sec) * 1000 + ts.tv_nsec / 1'000'000;
+    }
 
     TimerId schedule(qint64 delayMs, std::function<void()> callback) override {
         const TimerId id = ++m_next;
@@ -63,6 +71,8 @@ private:
             m_timer.stop();
             return;
         }
+        // Qt counts the wait on the monotonic clock: armed before a sleep, the timer fires that much
+        // awake time later, and fireDue() then fires everything the sleep made due.
         const qint64 wait = std::max<qint64>(0, m_byDue.begin()->first - nowMs());
         m_timer.start(int(std::min<qint64>(wait, std::numeric_limits<int>::max())));
     }
@@ -79,7 +89,6 @@ private:
         arm();
     }
 
-    QElapsedTimer m_elapsed;
     QTimer m_timer;
     std::multimap<qint64, TimerId> m_byDue;
     QHash<TimerId, Pending> m_pending;

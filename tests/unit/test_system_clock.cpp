@@ -8,10 +8,13 @@
 #include <atomic>
 #include <memory>
 
+#include <time.h>
+
 class TestSystemClock : public QObject {
     Q_OBJECT
 private slots:
     void firesOnItsThreadAndCancelStopsIt();
+    void countsTheTimeTheMachineSlept();
     void aThreadsClockIsGoneBeforeWaitReturns();
 };
 
@@ -25,6 +28,22 @@ void TestSystemClock::firesOnItsThreadAndCancelStopsIt() {
     QVERIFY(QTest::qWaitFor([&fired] { return fired.size() == 2; }, 5000));
     QCOMPARE(fired, (QList<int>{2, 3}));
     QCOMPARE(&sw::util::systemClock(), &clock); // the same clock for the same thread
+}
+
+void TestSystemClock::countsTheTimeTheMachineSlept() {
+    // Parks and marks end on this clock: it is CLOCK_BOOTTIME, which runs on while the machine is
+    // suspended, not the monotonic clock, which stands still (probe AA1 F1; tests/app/test_machine_sleep
+    // shows the binary after a sleep).
+    const auto bootMs = [] {
+        timespec ts{};
+        ::clock_gettime(CLOCK_BOOTTIME, &ts);
+        return qint64(ts.tv_sec) * 1000 + ts.tv_nsec / 1'000'000;
+    };
+    const qint64 before = bootMs();
+    const qint64 now = sw::util::systemClock().nowMs();
+    const qint64 after = bootMs();
+    QVERIFY2(before <= now && now <= after,
+             qPrintable(QStringLiteral("%1 <= %2 <= %3").arg(before).arg(now).arg(after)));
 }
 
 void TestSystemClock::aThreadsClockIsGoneBeforeWaitReturns() {
