@@ -169,9 +169,7 @@ bool peerGone(QAbstractSocket *socket) {
 } // namespace
 
 bool SocketTransport::idleTooLong(const SocketLink *link) const {
-    const util::Clock &c = clock();
-    const qint64 idle = std::max(c.nowMs() - link->m_idleSinceMs, c.epochMs() - link->m_idleSinceEpochMs);
-    return idle > link->m_reuseWithinMs;
+    return clock().nowMs() - link->m_idleSinceMs > link->m_reuseWithinMs;
 }
 
 SocketLink *SocketTransport::takeIdle(const QString &hostKey, QObject *owner) {
@@ -488,7 +486,6 @@ void SocketTransport::giveBack(const QString &hostKey, SocketLink *link) {
         old->socket()->deleteLater();
     }
     link->m_idleSinceMs = clock().nowMs();
-    link->m_idleSinceEpochMs = clock().epochMs();
     list.append(link);
     link->holdIdle(this);
 }

@@ -78,10 +78,8 @@ private:
     QPointer<QObject> m_readNotifier; // Qt's, of a plain connection, once found
     QPointer<QObject> m_race;         // while the host name's addresses race
     qint64 m_reuseWithinMs;
-    // When it went idle, on the monotonic clock and the wall clock: the monotonic one stands still
-    // while the machine sleeps, the wall clock jumps by the sleep on waking.
+    // When it went idle. The clock counts the time the machine slept: a NAT forgets the flow then too.
     qint64 m_idleSinceMs = 0;
-    qint64 m_idleSinceEpochMs = 0;
     friend class SocketTransport;
     friend class AddressRace;
 };
