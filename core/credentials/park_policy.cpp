@@ -70,9 +70,15 @@ const QRegularExpression &usageWordingPattern() {
     return re;
 }
 
+// A wrong, deleted or expired key refused with a 400: Google's ErrorInfo reason (API_KEY_INVALID,
+// API_KEY_EXPIRED) and its words ("API key not valid", "API Key not found" for a deleted key, "API
+// key expired"), and xAI's "Incorrect API key provided" (probe AA4 F4). Words no ordinary 400 (a
+// bad model, a bad parameter) says of itself; where one quotes the request they are masked
+// (FailureClassifier::withoutEchoes).
 const QRegularExpression &keyRefusedWith400Pattern() {
-    static const QRegularExpression re(QStringLiteral("API_KEY_INVALID|API key (not valid|expired)"),
-                                       QRegularExpression::CaseInsensitiveOption);
+    static const QRegularExpression re(
+        QStringLiteral("API_KEY_(INVALID|EXPIRED)|API key (not valid|not found|expired)|incorrect API key provided"),
+        QRegularExpression::CaseInsensitiveOption);
     return re;
 }
 

@@ -69,8 +69,9 @@ std::optional<qint64> resetHintFromText(const QString &text, qint64 nowEpochMs);
 // Words an upstream uses for a spent quota, credit or plan (a usage limit), never for a per-minute
 // rate limit: OpenAI's rate-limit text links to its billing page and is no such thing.
 bool usageWording(const QString &text);
-// A 400 that refuses the key itself, as Google reports a wrong or expired key
-// (INVALID_ARGUMENT, reason API_KEY_INVALID: "API key not valid", "API key expired").
+// A 400 that refuses the key itself, as Google reports a wrong, deleted or expired key
+// (INVALID_ARGUMENT, reason API_KEY_INVALID: "API key not valid", "API Key not found", "API key
+// expired") and xAI a wrong or revoked one ("Incorrect API key provided").
 bool keyRefusedWith400(const QString &text);
 // The key is wrong (401, or Google's 400 above) rather than spent: out until its secret changes.
 bool rejectsTheKey(std::optional<int> status, const QString &text);

@@ -638,7 +638,16 @@ QString UpstreamAttempts::ownWords(const Try &t, const UpstreamErrorInfo &info) 
     const QString text = info.errorType.isEmpty() ? info.message : info.errorType + QStringLiteral(": ") + info.message;
     if (text.isEmpty())
         return {};
-    return failover::FailureClassifier::withoutEchoes(redacted(t, text), stringsOf(t.sentBody, t.sentUrl));
+    const QString words =
+        failover::FailureClassifier::withoutEchoes(redacted(t, text), stringsOf(t.sentBody, t.sentUrl));
+    // Google's ErrorInfo reason when it refuses the key (API_KEY_INVALID, API_KEY_EXPIRED), after the
+    // masking: an identifier of the provider's own (wire::ErrorBody::reason), no quote of the request,
+    // and sure where the message says it in words no pattern knows ("API Key not found": probe AA4
+    // F4). Other reasons are left out: their messages say them, and RATE_LIMIT_EXCEEDED or
+    // SERVICE_DISABLED added to the words could tip how the rest is read.
+    if (!credentials::keyRefusedWith400(info.reason))
+        return words;
+    return words + QStringLiteral(" (reason ") + info.reason + QLatin1Char(')');
 }
 
 QString UpstreamAttempts::redacted(const Try &t, const QString &text) const {

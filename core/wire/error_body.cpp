@@ -5,6 +5,7 @@
 #include <QHash>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QRegularExpression>
 
 namespace sw::wire {
 
@@ -72,10 +73,27 @@ std::optional<qint64> durationMs(const Value *v) {
     return qint64(seconds * 1000.0 + 0.5);
 }
 
+// google.rpc.ErrorInfo's `reason`: an identifier by its definition ([A-Z][A-Z0-9_]+[A-Z0-9], at most
+// 63 characters), never prose, so it cannot carry what the request said. Anything else is left out.
+QString errorInfoReason(const Value *error) {
+    static const QRegularExpression shape(QStringLiteral("^[A-Z][A-Z0-9_]{0,61}[A-Z0-9]$"));
+    const Value *details = rj::asArray(member(error, "details"));
+    if (!details)
+        return {};
+    for (const Value &d : details->GetArray()) {
+        if (!rj::bytes(member(&d, "@type")).ends_with("google.rpc.ErrorInfo"))
+            continue;
+        const QString reason = toString(member(&d, "reason"));
+        return shape.match(reason).hasMatch() ? reason : QString();
+    }
+    return {};
+}
+
 void readGoogle(const Value *o, ErrorBody &info) {
     const Value *err = rj::asObject(member(o, "error"));
     info.message = toString(member(err, "message"));
     info.errorType = toString(member(err, "status"));
+    info.reason = errorInfoReason(err);
     const GoogleLimit limit = googleLimit(err);
     info.retryAfterMs = limit.retryAfterMs;
     info.quotaOfOneModel = limit.oneModel;

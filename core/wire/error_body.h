@@ -23,6 +23,10 @@ struct ErrorBody {
     std::optional<qint64> retryAfterMs;
     // Google's google.rpc.QuotaFailure names a quota of one model (GoogleLimit::oneModel).
     bool quotaOfOneModel = false;
+    // Google's google.rpc.ErrorInfo `reason` ("API_KEY_INVALID"), when it has the documented shape
+    // of one (UPPER_SNAKE_CASE): what the refusal is about, where the message may say it in words
+    // no pattern knows ("API Key not found").
+    QString reason;
 };
 
 // Reads an error body in `api`'s shape. OpenAI Chat and Responses share

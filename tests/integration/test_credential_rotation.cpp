@@ -304,6 +304,60 @@ private Q_SLOTS:
         QCOMPARE(failedOver.header("x-switchman-fallback-reason"), QByteArray("credential_exhausted"));
     }
 
+    // xAI refuses a wrong or revoked key with a 400 "Incorrect API key provided", Gemini a deleted one
+    // with a 400 "API Key not found" (ErrorInfo reason API_KEY_INVALID). Both went to the client as
+    // its own bad request: the pool's good key and the fallback never asked, and the key "ok" for
+    // every later request (probe AA4 F4). Google's reason alone says it too, whatever the message.
+    void aKeyRefusedWith400InItsProvidersWordsRotatesThenFailsOver_data() {
+        QTest::addColumn<QString>("provider");
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<QByteArray>("body");
+        QTest::newRow("xai, a revoked key")
+            << "pb"
+            << "pb/gpt-b" << sw::test::readTestData(QStringLiteral("failures/xai_400_incorrect_api_key.json"));
+        QTest::newRow("gemini, a deleted key")
+            << "pe"
+            << "pe/gemini-e" << sw::test::readTestData(QStringLiteral("failures/google_400_api_key_not_found.json"));
+        QTest::newRow("gemini, only the ErrorInfo reason says it")
+            << "pe"
+            << "pe/gemini-e"
+            << QByteArray(R"({"error":{"code":400,"message":"Request contains an invalid argument.",)"
+                          R"("status":"INVALID_ARGUMENT","details":[{"@type":"type.googleapis.com/)"
+                          R"(google.rpc.ErrorInfo","reason":"API_KEY_EXPIRED","domain":"googleapis.com"}]}})");
+    }
+    void aKeyRefusedWith400InItsProvidersWordsRotatesThenFailsOver() {
+        QFETCH(QString, provider);
+        QFETCH(QString, model);
+        QFETCH(QByteArray, body);
+        QVERIFY(!body.isEmpty());
+        GatewayFixture gw;
+        gw.config.routes[QStringLiteral("chain")].candidates = {model, QStringLiteral("pa/claude-a")};
+        gw.config.providers[provider].credentials = {QStringLiteral("env:SW_TEST_KEY_ONE"),
+                                                     QStringLiteral("env:SW_TEST_KEY_THREE")};
+        demo::FakeUpstream &upstream = provider == QLatin1String("pb") ? gw.openaiB : gw.googleE;
+        upstream.pushFault(statusWith(400, {}, body));
+        gw.start();
+        const auto request = GatewayFixture::openaiBody(QStringLiteral("chain"), QStringLiteral("hi"), false);
+        const auto rotated = gw.post(QStringLiteral("/v1/chat/completions"), request);
+        QCOMPARE(rotated.status, 200);
+        QCOMPARE(rotated.header("x-switchman-candidate"), model.toUtf8()); // the pool's good key answered
+        QCOMPARE(upstream.requests().size(), 2);
+        QCOMPARE(credentialEntry(gw, provider, 0).value(QStringLiteral("state")).toString(),
+                 QStringLiteral("rejected"));
+        QCOMPARE(credentialEntry(gw, provider, 1).value(QStringLiteral("state")).toString(), QStringLiteral("ok"));
+        upstream.pushFault(statusWith(400, {}, body)); // and now the other key is refused too
+        const auto failedOver = gw.post(QStringLiteral("/v1/chat/completions"), request);
+        QCOMPARE(failedOver.status, 200);
+        QCOMPARE(failedOver.header("x-switchman-candidate"), QByteArray("pa/claude-a"));
+        QCOMPARE(failedOver.header("x-switchman-fallback-reason"), QByteArray("credential_exhausted"));
+        QCOMPARE(credentialEntry(gw, provider, 1).value(QStringLiteral("state")).toString(),
+                 QStringLiteral("rejected"));
+        upstream.clearRequests();
+        QCOMPARE(gw.post(QStringLiteral("/v1/chat/completions"), request).header("x-switchman-candidate"),
+                 QByteArray("pa/claude-a"));
+        QCOMPARE(upstream.requests().size(), 0); // refused keys are not asked again
+    }
+
     // Google refuses a region it does not serve, or a project without billing, with a 400
     // FAILED_PRECONDITION ("User location is not supported for the API use."), not a 403. It went to
     // the client as its own bad request, on every request of every tenant, the healthy next
@@ -594,6 +648,18 @@ private Q_SLOTS:
             << "pa/claude-a" << 400
             << QByteArray(R"({"type":"error","error":{"type":"invalid_request_error",)"
                           "\"message\":\"Unknown field \\\"caf\\\\u00e9: API key not valid\\\"\"}}");
+        QTest::newRow("anthropic 400 quoting xAI's key words")
+            << "pa"
+            << "Incorrect API key provided"
+            << "pa/claude-a" << 400
+            << QByteArray(R"({"type":"error","error":{"type":"invalid_request_error",)"
+                          R"("message":"Incorrect API key provided: Extra inputs are not permitted"}})");
+        QTest::newRow("anthropic 400 quoting Gemini's deleted-key words")
+            << "pa"
+            << "API Key not found"
+            << "pa/claude-a" << 400
+            << QByteArray(R"({"type":"error","error":{"type":"invalid_request_error",)"
+                          R"("message":"API Key not found: Extra inputs are not permitted"}})");
         QTest::newRow("anthropic 400 quoting an account's words")
             << "pa"
             << "my organization has been disabled"

@@ -204,6 +204,14 @@ private Q_SLOTS:
                                    kNoon);
         QVERIFY(v.reject);
         QCOMPARE(v.reason, ParkReason::Auth);
+        // So do a deleted Gemini key and xAI's wrong or revoked key (probe AA4 F4).
+        for (const QString &refused :
+             {QStringLiteral("INVALID_ARGUMENT: API Key not found. Please pass a valid API key."),
+              QStringLiteral("INVALID_ARGUMENT: Request contains an invalid argument. (reason API_KEY_EXPIRED)"),
+              QStringLiteral("Incorrect API key provided: xa***ey. You can obtain an API key from the console.")}) {
+            v = judgeCredentialFailure(failure(400, refused), d, kNoon);
+            QVERIFY2(v.reject && v.reason == ParkReason::Auth, qPrintable(refused));
+        }
         // OpenAI's per-minute limit links to its billing page: parked by its hint as a rate limit.
         v = judgeCredentialFailure(
             failure(429, QStringLiteral("Rate limit reached for gpt-4o-mini on requests per min (RPM). You can "

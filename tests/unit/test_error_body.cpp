@@ -193,6 +193,25 @@ private slots:
                     delay + "}]}}");
             QCOMPARE(odd.retryAfterMs, QByteArray(delay) == "\"0.5s\"" ? std::optional<qint64>(500) : std::nullopt);
         }
+        // Google's ErrorInfo reason, when it is an identifier; prose in its place is not read.
+        const auto reason = [](const char *details) {
+            return wire::parseErrorBody(
+                       wire::Api::Google,
+                       QByteArray(R"({"error":{"code":400,"message":"m","status":"INVALID_ARGUMENT","details":[)") +
+                           details + "]}}")
+                .reason;
+        };
+        QCOMPARE(reason(R"({"@type":"type.googleapis.com/google.rpc.LocalizedMessage","message":"m"},)"
+                        R"({"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"API_KEY_INVALID"})"),
+                 QStringLiteral("API_KEY_INVALID"));
+        QCOMPARE(reason(R"({"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"API key not valid"})"),
+                 QString());
+        QCOMPARE(reason(R"({"@type":"type.googleapis.com/google.rpc.DebugInfo","reason":"API_KEY_INVALID"})"),
+                 QString());
+        QCOMPARE(reason(R"({"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":7})"), QString());
+        QVERIFY(wire::parseErrorBody(wire::Api::OpenAICompletions,
+                                     R"({"error":{"message":"m","details":[{"reason":"API_KEY_INVALID"}]}})")
+                    .reason.isEmpty());
         const auto html = wire::parseErrorBody(wire::Api::AnthropicMessages, "  <html>502</html> ");
         QCOMPARE(html.message, QStringLiteral("<html>502</html>"));
         QVERIFY(html.errorType.isEmpty());

@@ -1,4 +1,5 @@
 // The classifier table (docs/failover.md, "Which failures fail over") with real providers' messages.
+#include "core/credentials/park_policy.h"
 #include "core/failover/failure_classifier.h"
 #include "core/upstream/sse_reader.h"
 #include "core/upstream/upstream_adapter.h"
@@ -37,6 +38,9 @@ std::optional<UpstreamFailure> classifyBody(const QString &api, int status, cons
     in.message = info.message;
     in.classificationMessage =
         info.errorType.isEmpty() ? QString() : info.errorType + QStringLiteral(": ") + info.message;
+    if (sw::credentials::keyRefusedWith400(info.reason)) // after the words, as UpstreamAttempts::ownWords
+        in.classificationMessage = (in.classificationMessage.isEmpty() ? info.message : in.classificationMessage) +
+                                   QStringLiteral(" (reason ") + info.reason + QLatin1Char(')');
     return FailureClassifier::classify(in);
 }
 } // namespace
@@ -68,6 +72,14 @@ private Q_SLOTS:
         // candidate answers instead of the client reading "API key not valid" as its own.
         QTest::newRow("google 400 API_KEY_INVALID")
             << google << 400 << QStringLiteral("google_400_api_key_invalid.json")
+            << int(FailureKind::CredentialExhausted);
+        // A deleted Gemini key and a wrong or revoked xAI key, each refused with a 400 in words of its
+        // own: the chain stopped there and the key stayed in service (probe AA4 F4).
+        QTest::newRow("google 400 API Key not found")
+            << google << 400 << QStringLiteral("google_400_api_key_not_found.json")
+            << int(FailureKind::CredentialExhausted);
+        QTest::newRow("xai 400 Incorrect API key provided")
+            << openai << 400 << QStringLiteral("xai_400_incorrect_api_key.json")
             << int(FailureKind::CredentialExhausted);
         QTest::newRow("openai 500 server_error")
             << openai << 500 << QStringLiteral("openai_500_server_error.json") << int(FailureKind::ServerError);
@@ -333,6 +345,49 @@ private Q_SLOTS:
         QVERIFY(refuses(400, "INVALID_ARGUMENT: API key not valid. Please pass a valid API key."));
         QVERIFY(refuses(400, "INVALID_ARGUMENT: API key expired. Please renew the API key."));
         QVERIFY(!refuses(400, "INVALID_ARGUMENT: Request contains an invalid argument."));
+        QVERIFY(refuses(400, "INVALID_ARGUMENT: API Key not found. Please pass a valid API key."));
+        QVERIFY(refuses(400, "Incorrect API key provided: xa***ey. You can obtain an API key from the console."));
+        // An ordinary 400 (a bad model, a bad parameter) says nothing against the key.
+        QVERIFY(!refuses(400, "Model not found: grok-9. Check the model name and your API key permissions."));
+        QVERIFY(!refuses(400, "invalid_request_error: Invalid value for temperature: must be at most 2."));
+        QVERIFY(!refuses(400, "INVALID_ARGUMENT: * GenerateContentRequest.model: unexpected model name format"));
+    }
+
+    // Google's ErrorInfo reason says what its message may say in words no pattern knows: Gemini's
+    // generic "Request contains an invalid argument." with reason API_KEY_INVALID or API_KEY_EXPIRED
+    // refuses the key; with another reason, or none, it is the request's own bad argument.
+    void googlesErrorInfoReasonDecidesAKeyRefusal() {
+        const auto classifyWithReason = [](const QByteArray &reason) {
+            return classifyBody(QStringLiteral("google-generative-ai"), 400,
+                                "{\"error\":{\"code\":400,\"message\":\"Request contains an invalid argument.\","
+                                "\"status\":\"INVALID_ARGUMENT\",\"details\":[{\"@type\":"
+                                "\"type.googleapis.com/google.rpc.ErrorInfo\",\"reason\":\"" +
+                                    reason + "\",\"domain\":\"googleapis.com\"}]}}");
+        };
+        for (const char *reason : {"API_KEY_INVALID", "API_KEY_EXPIRED"}) {
+            const auto f = classifyWithReason(reason);
+            QVERIFY2(f && f->kind == FailureKind::CredentialExhausted, reason);
+        }
+        QVERIFY(!classifyWithReason("BAD_REQUEST"));
+        QVERIFY(!classifyWithReason("The API key is not valid")); // prose is no reason: never read
+    }
+
+    // The new words are masked where a 400 quotes them from the request: a tenant's prompt or field
+    // name saying "API Key not found" or "Incorrect API key provided" does not set the shared key aside.
+    void keyRefusalWordsQuotedFromTheRequestAreMasked() {
+        const QStringList request{QStringLiteral("API Key not found"), QStringLiteral("Incorrect API key provided")};
+        const auto strings = [&request]() -> const QStringList & { return request; };
+        for (const QString &quoted :
+             {QStringLiteral("INVALID_ARGUMENT: Invalid JSON payload received. Unknown name \"API Key not found\": "
+                             "Cannot find field."),
+              QStringLiteral("Unrecognized request argument supplied: Incorrect API key provided")}) {
+            FailureInput in;
+            in.status = 400;
+            in.classificationMessage = quoted;
+            QVERIFY2(FailureClassifier::classify(in), qPrintable(quoted)); // the words alone do refuse the key
+            in.classificationMessage = FailureClassifier::withoutEchoes(quoted, strings);
+            QVERIFY2(!FailureClassifier::classify(in), qPrintable(in.classificationMessage));
+        }
     }
 
     void openaiRateLimitHintFromItsText() {
