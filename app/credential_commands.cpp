@@ -258,13 +258,14 @@ int credentialList(const QString &configPath, bool explicitPath, QTextStream &ou
     credentials::KeychainStore store;
     bool keychainBroken = false;
     QString keychainError;
+    QString unavailable; // how every keychain: reference reads once one could not be read
     int listed = 0;
     for (const auto &provider : config->providers) {
         for (const QString &ref : provider.credentials) {
             QString where;
             if (ref.startsWith(QLatin1String("keychain:"))) {
                 if (keychainBroken) {
-                    where = QStringLiteral("keychain: unavailable");
+                    where = unavailable;
                 } else {
                     auto result =
                         runKeychain([&](QObject *context, auto done) { store.read(ref.mid(9), context, done); });
@@ -276,7 +277,10 @@ int credentialList(const QString &configPath, bool explicitPath, QTextStream &ou
                     else {
                         keychainBroken = true;
                         keychainError = result.error;
-                        where = QStringLiteral("keychain: unavailable");
+                        // A locked keychain holds the key all the same: it is not MISSING (probe AA4 F2).
+                        unavailable = result.locked ? QStringLiteral("keychain: unavailable (locked)")
+                                                    : QStringLiteral("keychain: unavailable");
+                        where = unavailable;
                     }
                 }
             } else if (ref.startsWith(QLatin1String("env:"))) {

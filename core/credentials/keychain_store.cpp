@@ -1,6 +1,11 @@
 #include "core/credentials/keychain_store.h"
 
 #include <QCoreApplication>
+#include <QDBusConnection>
+#include <QDBusMessage>
+#include <QDBusPendingCallWatcher>
+#include <QDBusPendingReply>
+#include <QDBusVariant>
 #include <QDeadlineTimer>
 #include <QMutex>
 #include <QThread>
@@ -27,6 +32,29 @@ QString explain(QKeychain::Error e, const QString &detail) {
     default:
         return detail;
     }
+}
+
+// How long the Secret Service has to say whether its collection is locked. It has just answered the
+// lookup, so it is there; a property read never prompts.
+constexpr int kLockedProbeMs = 5000;
+
+// Tells `then` (on this thread) whether the Secret Service's default collection, where QtKeychain
+// keeps its entries, is locked: its Locked property, read without unlocking anything. QtKeychain's
+// libsecret backend answers a lookup in a locked collection that nobody unlocked (no display for
+// the prompt, a prompt dismissed) with EntryNotFound, as it answers an entry never written: the
+// user was told to store a key that was there (probe AA4 F2). No Secret Service, no default
+// collection or no answer reads as not locked: the lookup's own answer stands.
+void whetherLocked(std::function<void(bool)> then) {
+    QDBusMessage get = QDBusMessage::createMethodCall(
+        QStringLiteral("org.freedesktop.secrets"), QStringLiteral("/org/freedesktop/secrets/aliases/default"),
+        QStringLiteral("org.freedesktop.DBus.Properties"), QStringLiteral("Get"));
+    get << QStringLiteral("org.freedesktop.Secret.Collection") << QStringLiteral("Locked");
+    auto *watcher = new QDBusPendingCallWatcher(QDBusConnection::sessionBus().asyncCall(get, kLockedProbeMs));
+    QObject::connect(watcher, &QDBusPendingCallWatcher::finished, watcher, [watcher, then = std::move(then)]() {
+        const QDBusPendingReply<QDBusVariant> reply = *watcher;
+        watcher->deleteLater();
+        then(reply.isValid() && reply.value().variant().toBool());
+    });
 }
 
 // How long the application's exit waits for the keychain thread. Its jobs are asynchronous
@@ -156,8 +184,19 @@ void KeychainStore::read(const QString &name, QObject *context, std::function<vo
             if (job->error() == QKeychain::NoError) {
                 r.ok = true;
                 r.secret = job->binaryData();
+            } else if (job->error() == QKeychain::EntryNotFound) {
+                whetherLocked([finish](bool locked) {
+                    SecretResult missing;
+                    missing.locked = locked;
+                    missing.notFound = !locked;
+                    missing.error = locked ? QStringLiteral("the OS keychain is locked (the Secret Service's default "
+                                                            "collection): unlock it, e.g. by logging in to the "
+                                                            "desktop session; its entries cannot be read until then")
+                                           : explain(QKeychain::EntryNotFound, {});
+                    finish(missing);
+                });
+                return;
             } else {
-                r.notFound = job->error() == QKeychain::EntryNotFound;
                 r.error = explain(job->error(), job->errorString());
             }
             finish(r);

@@ -14,6 +14,7 @@ struct SecretResult {
     QByteArray secret;
     QString error;         // why not, in words the user can act on (never the secret)
     bool notFound = false; // the store works but holds no such entry
+    bool locked = false;   // the store is locked: its entries cannot be read until it is unlocked
 };
 
 class SecretStore {

@@ -124,13 +124,18 @@ private Q_SLOTS:
         QVERIFY(list.err.contains(QStringLiteral("env:VAR")));
     }
 
+    // `credential list` said a key stored before the lock was MISSING ("switchman credential set") and
+    // exited 0 (probe AA4 F2): it says the keychain is locked, and fails.
     void aLockedKeyringIsReportedAndNothingStored() {
         // A private session of its own (locking the shared one would break other tests):
-        // an unlocked keyring is created, its login collection locked, then the CLI run.
+        // an unlocked keyring is created, a key stored, its login collection locked, then the CLI run.
         if (QStandardPaths::findExecutable(QStringLiteral("dbus-run-session")).isEmpty() ||
             QStandardPaths::findExecutable(QStringLiteral("gnome-keyring-daemon")).isEmpty())
             QSKIP("needs dbus-run-session and gnome-keyring-daemon");
         QTemporaryDir home;
+        QTemporaryDir configDir;
+        const QString config = writeConfig(configDir, {QStringLiteral("keychain:locked-stored")});
+        QVERIFY(!config.isEmpty());
         const QString script = QStringLiteral(
             "set -e\n"
             "export XDG_DATA_HOME=\"$1\" XDG_RUNTIME_DIR=\"$1/run\"\n" // never the outer session's daemon
@@ -140,11 +145,14 @@ private Q_SLOTS:
             "/org/freedesktop/DBus "
             "org.freedesktop.DBus.NameHasOwner string:org.freedesktop.secrets | grep -q 'boolean true' && break; sleep "
             "0.1; done\n"
+            "echo sk-stored-before | \"$2\" credential set locked-stored >/dev/null\n"
             "dbus-send --session --print-reply --dest=org.freedesktop.secrets /org/freedesktop/secrets "
             "org.freedesktop.Secret.Service.Lock array:objpath:/org/freedesktop/secrets/collection/login >/dev/null\n"
             "set +e\n"
             "echo sk-locked-out | \"$2\" credential set locked-test 2>&1\n"
-            "echo \"exit=$?\"\n");
+            "echo \"exit=$?\"\n"
+            "\"$2\" credential list --config \"$3\" 2>&1\n"
+            "echo \"list exit=$?\"\n");
         QProcess p;
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
         env.remove(QStringLiteral("DISPLAY")); // no prompter can ask the user
@@ -152,7 +160,7 @@ private Q_SLOTS:
         p.setProcessEnvironment(env);
         p.start(QStringLiteral("dbus-run-session"),
                 {QStringLiteral("--"), QStringLiteral("bash"), QStringLiteral("-c"), script, QStringLiteral("locked"),
-                 home.path(), QStringLiteral(SWITCHMAN_BIN)});
+                 home.path(), QStringLiteral(SWITCHMAN_BIN), config});
         QVERIFY(p.waitForFinished(60000));
         const QString out = QString::fromUtf8(p.readAllStandardOutput());
         QVERIFY2(out.contains(QStringLiteral("exit=1")), qPrintable(out));
@@ -160,6 +168,10 @@ private Q_SLOTS:
                      out.contains(QStringLiteral("Nothing was stored")),
                  qPrintable(out));
         QVERIFY(!out.contains(QStringLiteral("sk-locked-out")));
+        QVERIFY2(out.contains(QStringLiteral("keychain:locked-stored\tkeychain: unavailable (locked)")) &&
+                     out.contains(QStringLiteral("the OS keychain is locked")) &&
+                     out.contains(QStringLiteral("list exit=1")) && !out.contains(QStringLiteral("MISSING")),
+                 qPrintable(out));
     }
 
     void emptyInputStoresNothing() {

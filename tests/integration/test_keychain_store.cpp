@@ -11,11 +11,15 @@
 #include "signal_wait.h"
 
 #include <QCoreApplication>
+#include <QDBusConnection>
+#include <QDBusMessage>
+#include <QDBusObjectPath>
 #include <QElapsedTimer>
 #include <QJsonDocument>
 #include <QNetworkRequest>
 #include <QProcess>
 #include <QRandomGenerator>
+#include <QStandardPaths>
 #include <QTest>
 #include <QThread>
 
@@ -92,6 +96,42 @@ QString engineReadsItsKeyFromTheKeychain() {
         return QStringLiteral("the upstream did not see the keychain's key");
     return {};
 }
+// Locks the Secret Service's default collection, as a screen lock or `seahorse` does. Empty = done.
+QString lockTheDefaultCollection() {
+    QDBusConnection bus = QDBusConnection::sessionBus();
+    const QString service = QStringLiteral("org.freedesktop.secrets");
+    const QString root = QStringLiteral("/org/freedesktop/secrets");
+    const QString api = QStringLiteral("org.freedesktop.Secret.Service");
+    QDBusMessage alias = QDBusMessage::createMethodCall(service, root, api, QStringLiteral("ReadAlias"));
+    alias << QStringLiteral("default");
+    const QDBusMessage collection = bus.call(alias);
+    if (collection.type() != QDBusMessage::ReplyMessage || collection.arguments().isEmpty())
+        return QStringLiteral("ReadAlias: ") + collection.errorMessage();
+    QDBusMessage lock = QDBusMessage::createMethodCall(service, root, api, QStringLiteral("Lock"));
+    lock << QVariant::fromValue(QList<QDBusObjectPath>{collection.arguments().first().value<QDBusObjectPath>()});
+    const QDBusMessage locked = bus.call(lock);
+    return locked.type() == QDBusMessage::ReplyMessage ? QString() : QStringLiteral("Lock: ") + locked.errorMessage();
+}
+
+// In a keyring session of its own: a key stored, the keyring locked, the key read. Prints what
+// the reads said.
+int lockedKeyringChild() {
+    KeychainStore store;
+    const QString name = uniqueName("switchman-test-locked");
+    const SecretResult written = writeNow(store, name, "sk-stored-before-the-lock");
+    if (!written.ok) {
+        std::printf("write failed: %s\n", qPrintable(written.error));
+        return 1;
+    }
+    if (const QString failed = lockTheDefaultCollection(); !failed.isEmpty()) {
+        std::printf("lock failed: %s\n", qPrintable(failed));
+        return 1;
+    }
+    const SecretResult r = readNow(store, name);
+    std::printf("stored: ok=%d notFound=%d locked=%d error=%s\n", int(r.ok), int(r.notFound), int(r.locked),
+                qPrintable(r.error));
+    return 0;
+}
 } // namespace
 
 class TestKeychainStore : public QObject {
@@ -124,6 +164,29 @@ private Q_SLOTS:
             QSKIP("no Secret Service here; scripts/test runs this under scripts/with-keyring");
         QVERIFY(!r.ok);
         QVERIFY2(r.notFound, qPrintable(r.error));
+    }
+
+    // A locked keyring was reported as a missing key: the user told to store a key that was there,
+    // `credential list` printing MISSING and exiting 0 (probe AA4 F2). QtKeychain answers a lookup in
+    // a locked collection nobody unlocked with EntryNotFound; the store asks the collection.
+    void aLockedKeyringIsSaidToBeLockedNotMissing() {
+        if (QStandardPaths::findExecutable(QStringLiteral("dbus-run-session")).isEmpty() ||
+            QStandardPaths::findExecutable(QStringLiteral("gnome-keyring-daemon")).isEmpty())
+            QSKIP("needs dbus-run-session and gnome-keyring-daemon");
+        // A keyring of its own: locking the session's would fail the keychain tests running beside it.
+        QProcess child;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.remove(QStringLiteral("SWITCHMAN_IN_KEYRING_SESSION"));
+        env.remove(QStringLiteral("DISPLAY")); // no one to answer an unlock prompt
+        env.remove(QStringLiteral("WAYLAND_DISPLAY"));
+        child.setProcessEnvironment(env);
+        child.start(QStringLiteral(SWITCHMAN_WITH_KEYRING),
+                    {QCoreApplication::applicationFilePath(), QStringLiteral("--child-locked-keyring")});
+        QVERIFY(child.waitForFinished(60000));
+        const QString out = QString::fromUtf8(child.readAllStandardOutput() + child.readAllStandardError());
+        QVERIFY2(child.exitCode() == 0, qPrintable(out));
+        QVERIFY2(out.contains(QStringLiteral("stored: ok=0 notFound=0 locked=1 error=the OS keychain is locked")),
+                 qPrintable(out));
     }
 
     void theAnswerComesBackOnTheCallersThreadFromTheKeychainThread() {
@@ -224,6 +287,8 @@ int main(int argc, char **argv) {
         std::printf("%s\n", failure.isEmpty() ? "engine used the keychain's key" : qPrintable(failure));
         return failure.isEmpty() ? 0 : 1;
     }
+    if (argc >= 2 && qstrcmp(argv[1], "--child-locked-keyring") == 0)
+        return lockedKeyringChild();
     if (argc >= 2 && qstrcmp(argv[1], "--child-read-write") == 0) {
         KeychainStore store;
         const SecretResult r = readNow(store, QStringLiteral("switchman-test-anything"));
