@@ -84,13 +84,15 @@ Engine::Engine(Options options, QObject *parent) : QObject(parent), m_options(st
     // A body of many megabytes decodes into several times its size in small blocks. Once its request
     // is done they are free but stay cached in the allocator (mimalloc keeps freed pages), and a
     // desktop gateway would keep hundreds of megabytes resident after one large turn. A second after
-    // the budget empties, what is free goes back: at most once a second, whatever else runs by then.
+    // the budget empties, what is free goes back, at most once a second. Not while bytes are held
+    // again: the heap is in use then, and the request holding them arms the release anew if it is large.
     m_bytesInFlight->onEmptiedAfterLarge(kLargeHoldBytes, [this, clock]() {
         if (m_heapReleaseTimer)
             return;
         m_heapReleaseTimer = clock->schedule(kHeapReleaseDelayMs, [this]() {
             m_heapReleaseTimer = 0;
-            util::releaseFreeHeap();
+            if (m_bytesInFlight->held() == 0)
+                util::releaseFreeHeap();
         });
     });
     m_serverTraits = std::make_shared<upstream::ServerTraits>();
@@ -346,6 +348,9 @@ QString marksStoreName(const config::MarksConfig &m) {
 } // namespace
 
 Engine::~Engine() {
+    // The listener's connections give their bytes back to the budget as Qt deletes them, after this
+    // body: an emptied budget must not call into an engine that is gone.
+    m_bytesInFlight->onEmptiedAfterLarge(0, nullptr);
     // Requests first (they reference the context), then the listener. Each is ended as a cut is
     // (its client told, its answer billed) before it goes.
     if (m_shutdown.graceTimer)
