@@ -6,12 +6,12 @@
 // fake Anthropic upstream; resident memory read from /proc, as a user's task manager reads it.
 #include "fake_clock.h"
 #include "gateway_fixture.h"
+#include "hostile_upstream.h"
 #include "raw_http_client.h"
 
 #include "core/util/byte_budget.h"
 
 #include <QCoreApplication>
-#include <QFile>
 #include <QTest>
 #include <QUrl>
 
@@ -22,15 +22,7 @@ namespace {
 
 constexpr qint64 kMiB = 1 << 20;
 
-qint64 residentBytes() {
-    QFile f(QStringLiteral("/proc/self/status"));
-    if (!f.open(QIODevice::ReadOnly))
-        return -1;
-    for (const QByteArray &line : f.readAll().split('\n'))
-        if (line.startsWith("VmRSS:"))
-            return line.mid(6).trimmed().split(' ').value(0).toLongLong() * 1024;
-    return -1;
-}
+#ifdef SWITCHMAN_MIMALLOC
 
 // Deletions posted by the request's objects run, and nothing else is left to do.
 void settle() {
@@ -50,6 +42,7 @@ QByteArray longConversation(const QByteArray &model) {
     body += ",{\"role\":\"user\",\"content\":\"and now?\"}]}";
     return body;
 }
+#endif
 
 } // namespace
 
