@@ -6,15 +6,6 @@ using http::BodyDecoder;
 using http::HeadParser;
 
 namespace {
-// Whether the last of a Transfer-Encoding's codings is chunked, in any case ("gzip, Chunked").
-bool chunkedIsLast(QByteArrayView codings) {
-    if (codings.size() < 7 || qstrnicmp(codings.last(7).data(), 7, "chunked", 7) != 0)
-        return false;
-    if (codings.size() == 7)
-        return true;
-    const char before = codings[codings.size() - 8];
-    return before == ',' || before == ' ' || before == '\t';
-}
 // `token` is lower case; ASCII letters of `value` match either case (as QByteArray::toLower() folds them).
 bool containsIgnoringCase(QByteArrayView value, QByteArrayView token) {
     const auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? char(c - 'A' + 'a') : c; };
@@ -76,6 +67,15 @@ void Http1ResponseParser::fail(Failure failure, const QString &why) {
 void Http1ResponseParser::failAnswered(const QString &why) {
     fail(Failure::Malformed, why);
     m_answered = true;
+}
+
+bool Http1ResponseParser::chunkedIsLast(QByteArrayView codings) {
+    if (codings.size() < 7 || qstrnicmp(codings.last(7).data(), 7, "chunked", 7) != 0)
+        return false;
+    if (codings.size() == 7)
+        return true;
+    const char before = codings[codings.size() - 8];
+    return before == ',' || before == ' ' || before == '\t';
 }
 
 QByteArrayView Http1ResponseParser::transferCodingsBeforeChunked(QByteArrayView te) {

@@ -55,6 +55,8 @@ public:
     // 2xx body, Content-Lengths that disagree): the server answered, and status() and headers()
     // hold its answer. Asked again, it answers the same.
     bool answered() const { return m_answered; }
+    // Whether the last of a Transfer-Encoding's codings (trimmed) is chunked, in any case ("gzip, Chunked").
+    static bool chunkedIsLast(QByteArrayView codings);
     // A Transfer-Encoding's codings without a last "chunked" ("gzip" of "gzip, chunked"); empty for
     // chunked or identity alone.
     static QByteArrayView transferCodingsBeforeChunked(QByteArrayView te);

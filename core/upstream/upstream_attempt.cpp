@@ -98,10 +98,9 @@ qint64 stringValueChars(const QByteArray &json) {
 // 6.3): chunked as the last transfer coding, or a Content-Length and no Transfer-Encoding. A body
 // that ended cleanly ended there, whole, and not with its connection.
 bool headFramesItsBody(const HeaderList &headers) {
-    const QByteArray codings = headerValue(headers, "transfer-encoding").trimmed().toLower();
+    const QByteArray codings = headerValue(headers, "transfer-encoding").trimmed();
     if (!codings.isEmpty())
-        return codings == "chunked" || codings.endsWith(",chunked") || codings.endsWith(" chunked") ||
-               codings.endsWith("\tchunked");
+        return Http1ResponseParser::chunkedIsLast(codings);
     return !headerValue(headers, "content-length").trimmed().isEmpty();
 }
 
