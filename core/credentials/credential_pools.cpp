@@ -194,14 +194,19 @@ CredentialVerdict CredentialPools::recordFailure(const Lease &lease, const Crede
 }
 
 void CredentialPools::rereadAfterRefusal(const QString &name, const QByteArray &refused) {
-    if (!m_store || m_rereading.contains(name))
-        return; // one read at a time: a burst of refusals of the same key reads it once
-    m_rereading.insert(name);
-    m_lastReread.insert(name, m_clock.nowMs());
-    // Off the request path: the keychain answers through D-Bus, later, on this thread.
-    m_store->read(name, m_readContext.get(), [this, name, refused](const SecretResult &res) {
-        m_rereading.remove(name);
-        noteKeychainResult(name, res);
+    if (!m_store)
+        return;
+    // One re-read at a time: a burst of refusals of the same key reads it once. One that has not
+    // answered in kRereadStaleMs (a hung Secret Service) no longer holds the next back, so a key
+    // stored once the keychain works again is still found.
+    if (const auto it = m_rereading.constFind(name); it != m_rereading.cend() && m_clock.nowMs() - *it < kRereadStaleMs)
+        return;
+    const qint64 started = m_clock.nowMs();
+    m_rereading.insert(name, started);
+    m_lastReread.insert(name, started);
+    const auto onAnswer = [this, name, refused, started](const SecretResult &res) {
+        if (m_rereading.value(name) == started)
+            m_rereading.remove(name);
         if (!res.ok || res.secret.isEmpty())
             return;
         if (QCryptographicHash::hash(res.secret.trimmed(), QCryptographicHash::Sha256) == refused)
@@ -215,6 +220,23 @@ void CredentialPools::rereadAfterRefusal(const QString &name, const QByteArray &
         });
         if (dropped > 0)
             notifyChanged();
+    };
+    if (m_reads.contains(name)) {
+        // A read of the name is already out (start-up, a reload, a request): its answer is as new
+        // as another read's would be, and a locked keyring is not asked twice.
+        ReadWaiter waiter;
+        waiter.done = [onAnswer](const SecretResult *res) {
+            if (res)
+                onAnswer(*res);
+        };
+        return readKeychain(name, std::move(waiter));
+    }
+    // Otherwise its own read, not a shared one: nothing waits on it, and a request must not pass a
+    // working cached key over while it waits (the shared read's bound). Off the request path: the
+    // keychain answers through D-Bus, later, on this thread.
+    m_store->read(name, m_readContext.get(), [this, name, onAnswer](const SecretResult &res) {
+        noteKeychainResult(name, res);
+        onAnswer(res);
     });
 }
 

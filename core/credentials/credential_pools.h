@@ -77,6 +77,8 @@ public:
     // A refused keychain credential that a request or the admin window looks at is read again from
     // the store at most this often, until a new secret is there.
     static constexpr qint64 kRereadRefusedMs = 250;
+    // A re-read that has not answered in this long (a hung Secret Service) no longer stops the next.
+    static constexpr qint64 kRereadStaleMs = 60 * 1000;
     // How long a request waits for a keychain read. A Secret Service answers in milliseconds, but a
     // locked keyring waits for its unlock prompt (gcr-prompter, KWallet's "open wallet") for as long
     // as nobody answers it, and a hung daemon for D-Bus's timeouts: a read not answered by then is a
@@ -230,7 +232,7 @@ private:
     QHash<QString, QString> m_keychainError; // keychain names whose last read failed (store unreachable): why
     // After a refusal of the secret with sha256 `refused`: read `name` again; a different secret replaces it.
     void rereadAfterRefusal(const QString &name, const QByteArray &refused);
-    QSet<QString> m_rereading;              // keychain names being read again after a refusal
+    QHash<QString, qint64> m_rereading;     // keychain name -> when its re-read after a refusal began
     QHash<QString, qint64> m_lastReread;    // keychain name -> when it was last read again (engine clock)
     std::unique_ptr<QObject> m_readContext; // the store's answers to re-reads come through it
     quint64 m_prewarmGeneration = 0;        // only the newest prewarm reports problems

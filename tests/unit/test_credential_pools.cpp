@@ -549,6 +549,70 @@ private Q_SLOTS:
         QCOMPARE(acquireNow(pools, refs).secret, QByteArray("newer-key-666"));
     }
 
+    // The re-read after a refusal made a read of its own beside one already out (a reload's, while
+    // the keyring waits for its unlock prompt), and one that never answered stopped every later
+    // re-read of that key: a key stored once the keychain worked again was not found.
+    void aReadAfterARefusalJoinsAReadAlreadyOut() {
+        FakeClock clock;
+        ScriptedSecretStore store;
+        store.secrets.insert(QStringLiteral("k"), "old-key-1");
+        CredentialPools pools(&store, clock);
+        const QStringList refs{QStringLiteral("keychain:k")};
+        pools.configure({{P, refs}});
+        QObject context;
+        pools.prewarm(refs, &context);
+        QVERIFY(waitUntil([&pools]() { return pools.isCached(QStringLiteral("k")); }));
+
+        store.mode = ScriptedSecretStore::Mode::Hang;
+        pools.prewarm(refs, &context); // a reload: its read waits; the cached key stays in use
+        QVERIFY(pools.isReading(QStringLiteral("k")));
+        const int readsBefore = store.reads;
+        const AcquireResult sent = acquireNow(pools, refs);
+        QCOMPARE(sent.secret, QByteArray("old-key-1"));
+        pools.release(sent.lease);
+        pools.recordFailure(sent.lease, failure(401, QStringLiteral("invalid x-api-key")), {});
+        QCOMPARE(store.reads, readsBefore); // asked once, not twice
+        QCOMPARE(stateOf(pools, P, 0).state, CredentialHealth::Rejected);
+
+        // The user unlocks the keyring with a new key in it: the one answer brings the key back.
+        store.secrets.insert(QStringLiteral("k"), "new-key-2");
+        store.mode = ScriptedSecretStore::Mode::Answer;
+        store.answerHeld();
+        QVERIFY(waitUntil([&pools]() { return stateOf(pools, P, 0).state == CredentialHealth::Ok; }));
+        QCOMPARE(acquireNow(pools, refs).secret, QByteArray("new-key-2"));
+    }
+
+    void aReadAfterARefusalThatNeverAnswersDoesNotStopTheNext() {
+        FakeClock clock;
+        ScriptedSecretStore store;
+        store.secrets.insert(QStringLiteral("k"), "old-key-1");
+        CredentialPools pools(&store, clock);
+        const QStringList refs{QStringLiteral("keychain:k")};
+        pools.configure({{P, refs}});
+        QObject context;
+        pools.prewarm(refs, &context);
+        QVERIFY(waitUntil([&pools]() { return pools.isCached(QStringLiteral("k")); }));
+
+        store.mode = ScriptedSecretStore::Mode::Hang; // the Secret Service hangs
+        const AcquireResult sent = acquireNow(pools, refs);
+        pools.release(sent.lease);
+        const int readsBefore = store.reads;
+        pools.recordFailure(sent.lease, failure(401, QStringLiteral("invalid x-api-key")), {});
+        QCOMPARE(store.reads, readsBefore + 1);
+        clock.advance(CredentialPools::kRereadStaleMs - 1);
+        QCOMPARE(acquireNow(pools, refs).kind, AcquireResult::Kind::NoCredential); // looked at: no new read
+        QCOMPARE(store.reads, readsBefore + 1);
+
+        // A minute on, the hung read no longer holds the next back; the keychain works again by then.
+        clock.advance(1);
+        store.mode = ScriptedSecretStore::Mode::Answer;
+        store.secrets.insert(QStringLiteral("k"), "new-key-2");
+        QCOMPARE(acquireNow(pools, refs).kind, AcquireResult::Kind::NoCredential); // the read is out
+        QCOMPARE(store.reads, readsBefore + 2);
+        QVERIFY(waitUntil([&pools]() { return stateOf(pools, P, 0).state == CredentialHealth::Ok; }));
+        QCOMPARE(acquireNow(pools, refs).secret, QByteArray("new-key-2"));
+    }
+
     void anUnreachableKeychainIsNotShownAsOk() {
         // The Secret Service down: requests failed over with setup_error while /admin/credentials
         // said "ok" (probe R).
