@@ -35,7 +35,7 @@ namespace sw {
 
 namespace {
 // A request or answer that held this much of limits.maxBodyBytesInFlight at once leaves enough free
-// heap behind to be worth giving back (about 16 times its size for a long conversation), and
+// heap behind to be worth giving back (about ten times its size for a long conversation), and
 // kHeapReleaseDelayMs after the budget empties lets its last objects be deleted first.
 constexpr qint64 kLargeHoldBytes = 4LL << 20;
 constexpr int kHeapReleaseDelayMs = 1000;
