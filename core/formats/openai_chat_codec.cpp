@@ -637,7 +637,8 @@ QByteArray OpenAIChatCodec::encodeResponse(const AssistantMessage &message, cons
     w.field("finish_reason", finishReason(refusal.isEmpty() ? message.stopReason : StopReason::Stop))
         .endObject()
         .endArray();
-    // The upstream's usage object as it sent it (compact JSON text, see the decoder).
+    // The upstream's usage object as it sent it (compact JSON text, see the decoder), redacted as
+    // a relayed frame is (UpstreamAttempts::redactEvents).
     const QJsonValue usage = native.value(L("usage"));
     if (sameApi && !message.nativeUsageJson.isEmpty())
         w.key("usage").rawValue(message.nativeUsageJson);

@@ -581,13 +581,27 @@ void UpstreamAttempts::redactEvents(const Try &t, QList<model::StreamEvent> &eve
     // echo of the key reached every client but a streaming same-API one).
     const QStringList &forms = t.secretForms;
     const qsizetype shortest = t.shortestSecretForm;
-    const auto scrub = [&forms, shortest](QString &text) {
+    const auto scrubForms = [&forms, shortest](QString &text) {
         if (forms.isEmpty() || text.size() < shortest)
             return false;
         bool hit = false;
         for (const QString &form : forms)
             if (text.size() >= form.size() && text.contains(form, Qt::CaseInsensitive)) {
                 text.replace(form, QLatin1String(util::kRedacted), Qt::CaseInsensitive);
+                hit = true;
+            }
+        return hit;
+    };
+    // JSON text a client parses again (a call's arguments, such a string of the native answer) holds
+    // the key for it when written with escapes ("sk\u002d…"): its escaped strings are read decoded too
+    // (probe AB2 F2). A text without a backslash costs one scan for it.
+    const auto scrub = [&scrubForms, &forms, shortest](QString &text) {
+        if (forms.isEmpty() || text.size() < shortest)
+            return false;
+        bool hit = scrubForms(text);
+        if (text.contains(u'\\'))
+            if (const auto decoded = util::redactEscapedLiterals(text.toUtf8(), scrubForms)) {
+                text = QString::fromUtf8(*decoded);
                 hit = true;
             }
         return hit;
@@ -618,6 +632,10 @@ void UpstreamAttempts::redactEvents(const Try &t, QList<model::StreamEvent> &eve
             scrubStrings(native, scrub);
             ev.native = native.toObject();
         }
+        // A Chat answer's usage object goes into it as the text the upstream wrote: redacted as that
+        // text streamed in a frame is (probe AB2 F2: a JSON client got the key a usage field quoted).
+        if (ev.type == model::EventType::Done && !ev.nativeUsageJson.isEmpty())
+            ev.nativeUsageJson = util::redactSecretsInJson(ev.nativeUsageJson, t.target.credential);
     }
 }
 
@@ -1247,7 +1265,8 @@ void UpstreamAttempts::feedSse(Try &t, const QList<SseEvent> &events) {
         // An empty data line is not relayed either: see isNoiseFrame.
         if (live->passthrough && !unreadable && !isBlank(e.data)) {
             // Raw frames skip the encoder, so they take the redaction here (an upstream
-            // error event may quote the key it rejected).
+            // error event may quote the key it rejected), on the strings the client's parser
+            // reads: a key written with JSON escapes ("\u002B") is the key to it (probe AB2 F2).
             // The gateway asks a Chat upstream for usage; its usage-only chunk is not the
             // client's unless it set stream_options.include_usage (the usage is still counted).
             if (!(m_setup.request->sourceApi == wire::Api::OpenAICompletions && !m_setup.request->includeUsage &&
@@ -1263,10 +1282,10 @@ void UpstreamAttempts::feedSse(Try &t, const QList<SseEvent> &events) {
                 std::optional<QByteArray> rewritten;
                 if (splitScrubbed)
                     rewritten = live->deltaScrub->rewriteFrame(relayed(), frame.events);
-                frame.raw = util::redactSecrets(rewritten                         ? *rewritten
-                                                : relayData.isEmpty() && !renamed ? upstream::sseText(e)
-                                                                                  : upstream::sseText(relayed()),
-                                                live->target.credential);
+                frame.raw = util::redactSecretsInJson(rewritten                         ? *rewritten
+                                                      : relayData.isEmpty() && !renamed ? upstream::sseText(e)
+                                                                                        : upstream::sseText(relayed()),
+                                                      live->target.credential);
             }
             frame.rawHidesError = live->decoder->lastFailedOnAPlainFrame();
             frame.isNoise = [&e, &frame, decodedToNothing, noise]() {

@@ -2,6 +2,7 @@
 
 #include <QRegularExpression>
 
+#include <algorithm>
 #include <cstring>
 #include <string_view>
 
@@ -143,6 +144,171 @@ QByteArray redactSecrets(const QByteArray &bytes, QByteArrayView secret) {
     if (!mayHoldSecret(bytes, secret))
         return bytes;
     return redactSecrets(QString::fromUtf8(bytes), secret).toUtf8();
+}
+
+namespace {
+// A backslash at `at` that begins "\u" (any character) or "\/": the escapes that can spell a key's
+// characters. The others stand for a quote, a backslash or a control character, which no key holds.
+// Read without pairing backslashes ("\\u" counts): such text decodes to an escape a parser of JSON
+// within the string (a call's arguments) reads again.
+bool spellsACharacter(const char *at, const char *end) {
+    return at + 1 < end && (at[1] == 'u' || at[1] == '/');
+}
+
+bool holdsSpellingEscape(const char *p, const char *end) {
+    return anyOf(p, end, '\\', [end](const char *at) { return spellsACharacter(at, end); });
+}
+
+int hexDigit(char c) {
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+// A string literal's content [p, end) as a JSON parser reads it; nothing when an escape is not JSON's
+// (no parser reads the literal then, so it spells nothing).
+std::optional<QString> decodedLiteral(const char *p, const char *end) {
+    QString out;
+    const char *run = p;
+    while (p < end) {
+        if (*p != '\\') {
+            ++p;
+            continue;
+        }
+        out += QString::fromUtf8(run, p - run); // a UTF-8 sequence holds no backslash: runs are whole
+        if (end - p < 2)
+            return std::nullopt;
+        const char c = p[1];
+        p += 2;
+        switch (c) {
+        case '"':
+        case '\\':
+        case '/':
+            out += QLatin1Char(c);
+            break;
+        case 'b':
+            out += u'\b';
+            break;
+        case 'f':
+            out += u'\f';
+            break;
+        case 'n':
+            out += u'\n';
+            break;
+        case 'r':
+            out += u'\r';
+            break;
+        case 't':
+            out += u'\t';
+            break;
+        case 'u': {
+            if (end - p < 4)
+                return std::nullopt;
+            int unit = 0;
+            for (int i = 0; i < 4; ++i) {
+                const int digit = hexDigit(p[i]);
+                if (digit < 0)
+                    return std::nullopt;
+                unit = unit * 16 + digit;
+            }
+            out += QChar(char16_t(unit)); // a surrogate pair is two escapes, joined as UTF-16 units
+            p += 4;
+            break;
+        }
+        default:
+            return std::nullopt;
+        }
+        run = p;
+    }
+    out += QString::fromUtf8(run, p - run);
+    return out;
+}
+
+// `text` as a JSON string literal: ASCII as it is, the rest escaped, so that whatever it holds (a lone
+// surrogate included) is read back the same.
+void appendLiteral(QByteArray &out, const QString &text) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    out += '"';
+    for (const QChar ch : text) {
+        const char16_t unit = ch.unicode();
+        if (unit == u'"' || unit == u'\\') {
+            out += '\\';
+            out += char(unit);
+        } else if (unit >= 0x20 && unit < 0x7f) {
+            out += char(unit);
+        } else {
+            const char escape[] = {
+                '\\', 'u', kHex[unit >> 12], kHex[(unit >> 8) & 0xf], kHex[(unit >> 4) & 0xf], kHex[unit & 0xf]};
+            out.append(escape, sizeof escape);
+        }
+    }
+    out += '"';
+}
+
+// Whether `text` is shorter in UTF-8 than anything redactSecrets finds.
+bool underMinimum(const QString &text) {
+    return text.size() < kMinVerbatimSecret &&
+           std::all_of(text.cbegin(), text.cend(), [](QChar c) { return c.unicode() < 0x80; });
+}
+} // namespace
+
+std::optional<QByteArray> redactEscapedLiterals(const QByteArray &json, const std::function<bool(QString &)> &redact) {
+    const char *const begin = json.constData();
+    const char *const end = begin + json.size();
+    if (!holdsSpellingEscape(begin, end))
+        return std::nullopt;
+    // A literal ends at its line: JSON holds no raw line break in a string, and an SSE frame's lines
+    // are read apart (a stray quote in an event line starts nothing). JSON within a decoded literal
+    // is read the same way, one level down: a backslash there took two characters or more above, so
+    // the levels are logarithmic in the text's size, and each reads no more than the level above.
+    QByteArray out;
+    const char *copied = begin;
+    for (const char *open = begin; (open = static_cast<const char *>(std::memchr(open, '"', size_t(end - open))));) {
+        const char *close = open + 1;
+        while (close < end && *close != '"' && *close != '\n')
+            close += *close == '\\' && close + 1 < end && close[1] != '\n' ? 2 : 1;
+        if (close == end || *close != '"') { // no literal: the line goes on as plain bytes
+            open = close;
+            continue;
+        }
+        // Under 8 bytes a literal holds nothing a redaction finds (a secret form, a key shape, a
+        // bearer token): a run of short escaped names costs a scan, not a redaction each.
+        if (close - open > kMinVerbatimSecret && holdsSpellingEscape(open + 1, close)) {
+            if (std::optional<QString> text = decodedLiteral(open + 1, close); text && !underMinimum(*text)) {
+                bool changed = redact(*text);
+                if (const std::optional<QByteArray> inner = redactEscapedLiterals(text->toUtf8(), redact)) {
+                    *text = QString::fromUtf8(*inner);
+                    changed = true;
+                }
+                if (changed) {
+                    out.append(copied, open - copied);
+                    appendLiteral(out, *text);
+                    copied = close + 1;
+                }
+            }
+        }
+        open = close + 1;
+    }
+    if (copied == begin)
+        return std::nullopt;
+    out.append(copied, end - copied);
+    return out;
+}
+
+QByteArray redactSecretsInJson(const QByteArray &json, QByteArrayView secret) {
+    const std::optional<QByteArray> literals = redactEscapedLiterals(json, [secret](QString &text) {
+        QString clean = redactSecrets(text, secret);
+        if (clean == text)
+            return false;
+        text = std::move(clean);
+        return true;
+    });
+    // The text between the literals, and every plain literal, as redactSecrets reads bytes.
+    return redactSecrets(literals ? *literals : json, secret);
 }
 
 QString redactedAndTruncated(const QString &text, int maxChars, QByteArrayView secret) {

@@ -30,6 +30,49 @@ demo::Fault statusQuoting(int code, const QByteArray &key) {
              R"("},"error_openai":{"message":"Incorrect API key provided: )" + key + R"("}})";
     return f;
 }
+
+// Each string in `value` that is JSON itself (a call's arguments), as the client that parses it reads it.
+void appendInnerJson(QByteArray &out, const QJsonValue &value) {
+    if (value.isString()) {
+        const QJsonDocument inner = QJsonDocument::fromJson(value.toString().toUtf8());
+        if (inner.isObject()) {
+            out += QJsonDocument(inner.object()).toJson(QJsonDocument::Compact) + '\n';
+            appendInnerJson(out, inner.object());
+        }
+    } else if (value.isArray()) {
+        for (const QJsonValue &item : value.toArray())
+            appendInnerJson(out, item);
+    } else if (value.isObject()) {
+        for (const QJsonValue &member : value.toObject())
+            appendInnerJson(out, member);
+    }
+}
+
+// An answer as a client's JSON parser reads it: each data line's JSON (or the body's), written again
+// without escapes, so that a key the upstream wrote escaped ("\u002B") shows as the key.
+QByteArray asAClientReadsIt(const QByteArray &body) {
+    QByteArray out;
+    for (QByteArray line : body.split('\n')) {
+        line = line.trimmed();
+        if (line.startsWith("data: "))
+            line = line.mid(6);
+        const QJsonDocument doc = QJsonDocument::fromJson(line);
+        if (doc.isObject()) {
+            out += QJsonDocument(doc.object()).toJson(QJsonDocument::Compact) + '\n';
+            appendInnerJson(out, doc.object());
+        }
+    }
+    return out;
+}
+
+// `text` with each of `which` written as a JSON \uXXXX escape (every character when `which` is empty).
+QByteArray jsonEscaped(const QByteArray &text, const QByteArray &which = {}) {
+    QByteArray out;
+    for (const char c : text)
+        out += which.isEmpty() || which.contains(c) ? "\\u" + QByteArray::number(uchar(c), 16).rightJustified(4, '0')
+                                                    : QByteArray(1, c);
+    return out;
+}
 } // namespace
 
 class TestSecretCanary : public QObject {
@@ -349,6 +392,92 @@ private Q_SLOTS:
         QVERIFY2(messages.body.contains("thinking of [redacted]"), messages.body.constData());
         QCOMPARE(messages.json().value("content").toArray().at(2).toObject().value("input").toObject().value("k"),
                  QJsonValue("[redacted]"));
+    }
+
+    void aKeyAnUpstreamEscapesOrPutsInItsUsageShowsItToNoClient() {
+        // Probe AB2 F2: a same-API client got, unredacted, the key an upstream wrote (a) in a Chat
+        // answer's usage object, which a JSON answer carries as the upstream's text, and (b) with a
+        // JSON escape ("\u002B", as .NET writes "+") in a streamed frame relayed as it came: in a
+        // field no delta holds, in Anthropic's message_start, and in an error after the answer began.
+        const QByteArray key = "canary+" + QByteArray::number(QRandomGenerator::system()->generate64(), 16) + "/x";
+        const QByteArray plus = jsonEscaped(key, "+");
+        GatewayFixture gw;
+        for (const char *provider : {"pa", "pb"})
+            gw.config.providers[QLatin1String(provider)].credentials = {QStringLiteral("keychain:canary")};
+        gw.secrets.secrets.insert(QStringLiteral("canary"), key);
+        const QByteArray chunkHead = "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"model\":\"gpt-b\",";
+        const QByteArray hi = chunkHead + "\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":"
+                                          "\"hi\"}}]}\n\n";
+        const QByteArray stop = chunkHead + "\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n";
+        const QByteArray usage = chunkHead +
+                                 "\"choices\":[],\"usage\":{\"prompt_tokens\":1,\"completion_tokens\":1,"
+                                 "\"total_tokens\":2,\"debug\":\"key " +
+                                 key + "\"}}\n\n";
+        const QByteArray fingerprint = QByteArray(hi).replace(
+            "\"model\":\"gpt-b\",", "\"model\":\"gpt-b\",\"system_fingerprint\":\"" + plus + "\",");
+        const QByteArray error =
+            "data: {\"error\":{\"message\":\"upstream token " + plus + " rejected\",\"type\":\"server_error\"}}\n\n";
+        // Arguments are JSON in a string: the key escaped in them is escaped twice in the frame.
+        const QByteArray arguments = "{\"k\":\"" + plus + "\"}";
+        const QByteArray call =
+            hi + chunkHead +
+            "\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_1\","
+            "\"type\":\"function\",\"function\":{\"name\":\"f\",\"arguments\":" +
+            QJsonDocument(QJsonArray{QString::fromLatin1(arguments)}).toJson(QJsonDocument::Compact).mid(1).chopped(1) +
+            "}}]}}]}\n\n";
+        const QByteArray toolStop = QByteArray(stop).replace("\"stop\"}", "\"tool_calls\"}");
+        const auto sse = [](const char *event, const QByteArray &data) {
+            return QByteArray("event: ") + event + "\ndata: " + data + "\n\n";
+        };
+        const QByteArray messages =
+            sse("message_start", "{\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\","
+                                 "\"role\":\"assistant\",\"model\":\"claude-a\",\"content\":[],\"x_debug\":\"" +
+                                     jsonEscaped(key) + "\",\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}") +
+            sse("content_block_start",
+                "{\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}") +
+            sse("content_block_delta", "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":"
+                                       "\"text_delta\",\"text\":\"hi\"}}") +
+            sse("content_block_stop", "{\"type\":\"content_block_stop\",\"index\":0}") +
+            sse("message_delta", "{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},"
+                                 "\"usage\":{\"output_tokens\":2}}") +
+            sse("message_stop", "{\"type\":\"message_stop\"}");
+        gw.anthropicA.setRawReply(messages);
+        gw.start();
+        struct Case {
+            const char *what;
+            QByteArray reply;
+            bool stream;
+        };
+        for (const Case &c : {Case{"usage, JSON", hi + stop + usage + "data: [DONE]\n\n", false},
+                              Case{"usage, stream", hi + stop + usage + "data: [DONE]\n\n", true},
+                              Case{"escaped field, JSON", fingerprint + stop + "data: [DONE]\n\n", false},
+                              Case{"escaped field, stream", fingerprint + stop + "data: [DONE]\n\n", true},
+                              Case{"escaped error after the start", hi + error, true},
+                              Case{"escaped call arguments, JSON", call + toolStop + "data: [DONE]\n\n", false},
+                              Case{"escaped call arguments, stream", call + toolStop + "data: [DONE]\n\n", true}}) {
+            gw.openaiB.setRawReply(c.reply);
+            const HttpResult r =
+                gw.post(QStringLiteral("/v1/chat/completions"),
+                        GatewayFixture::openaiBody(QStringLiteral("pb/gpt-b"), QStringLiteral("x"), c.stream));
+            const QByteArray seen = asAClientReadsIt(r.body);
+            QVERIFY2(seen.contains("hi"), c.what);
+            QVERIFY2(!seen.contains(key), qPrintable(QLatin1String(c.what) + u' ' + QString::fromUtf8(seen)));
+        }
+        // A client of another API gets the arguments parsed (a JSON answer) or as the upstream's
+        // text (a stream).
+        for (const bool stream : {false, true}) {
+            const HttpResult r =
+                gw.post(QStringLiteral("/v1/messages"),
+                        GatewayFixture::anthropicBody(QStringLiteral("pb/gpt-b"), QStringLiteral("x"), stream));
+            QVERIFY2(r.body.contains("tool_use"), r.body.constData());
+            QVERIFY2(!asAClientReadsIt(r.body).contains(key), r.body.constData());
+        }
+        const HttpResult m =
+            gw.post(QStringLiteral("/v1/messages"),
+                    GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), true));
+        QCOMPARE(gw.anthropicA.requests().first().header("x-api-key"), key);
+        QVERIFY2(asAClientReadsIt(m.body).contains("\"x_debug\":\"[redacted]\""), m.body.constData());
+        QVERIFY2(!asAClientReadsIt(m.body).contains(key), m.body.constData());
     }
 
     void aKeyStreamedAFewCharactersADeltaShowsItToNoClient() {

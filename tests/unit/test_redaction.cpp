@@ -2,10 +2,60 @@
 #include "core/credentials/gateway_key.h"
 #include "core/util/redaction.h"
 
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QRandomGenerator>
 #include <QTest>
 
+#include <optional>
+
 using namespace sw::util;
+
+namespace {
+// `text` with each of `which` written as a JSON \uXXXX escape (every character when `which` is empty).
+QByteArray escaped(const QByteArray &text, const QByteArray &which = {}) {
+    QByteArray out;
+    for (const char c : text)
+        out += which.isEmpty() || which.contains(c) ? "\\u" + QByteArray::number(uchar(c), 16).rightJustified(4, '0')
+                                                    : QByteArray(1, c);
+    return out;
+}
+
+// Every string of `v` as a client's JSON parser reads it, and those of JSON text within a string.
+void collectStrings(const QJsonValue &v, QStringList &out) {
+    if (v.isString()) {
+        out << v.toString();
+        const QJsonDocument inner = QJsonDocument::fromJson(v.toString().toUtf8());
+        if (inner.isObject())
+            collectStrings(inner.object(), out);
+    } else if (v.isArray()) {
+        for (const QJsonValue &e : v.toArray())
+            collectStrings(e, out);
+    } else if (v.isObject()) {
+        const QJsonObject o = v.toObject();
+        for (auto it = o.begin(); it != o.end(); ++it) {
+            out << it.key();
+            collectStrings(it.value(), out);
+        }
+    }
+}
+
+// The strings of an SSE frame's data lines as a client reads them; nothing when one is not JSON.
+std::optional<QStringList> clientReads(const QByteArray &frame) {
+    QStringList out;
+    for (const QByteArray &line : frame.split('\n')) {
+        if (!line.startsWith("data: "))
+            continue;
+        QJsonParseError error;
+        const QJsonDocument doc = QJsonDocument::fromJson(line.mid(6), &error);
+        if (error.error != QJsonParseError::NoError)
+            return std::nullopt;
+        collectStrings(doc.object(), out);
+    }
+    return out;
+}
+} // namespace
 
 class TestRedaction : public QObject {
     Q_OBJECT
@@ -151,6 +201,58 @@ private Q_SLOTS:
             ++compared;
         }
         QVERIFY(positives > 2000 && compared - positives > 2000); // both answers were exercised
+    }
+    void aKeyWrittenWithJsonEscapesGoesFromAFrame() {
+        // A same-API client gets the upstream's frame as written, and its JSON parser reads
+        // "\u002B" as "+" (.NET writes "+" so): the byte check let such a key through, in any field
+        // and in an in-band error (probe AB2 F2).
+        const QByteArray key = QByteArray("AbCdEfGhIjKlMnOp") + '+' + "QrStUvWx/YzAbCdEf0123==";
+        const QByteArray arguments = "{\"k\":\"" + escaped(key, "+") + "\"}"; // JSON in a string: escaped twice
+        const QList<QByteArray> frames{
+            "data: {\"id\":\"c1\",\"system_fingerprint\":\"" + escaped(key, "+") + "\",\"choices\":[]}\n\n",
+            "data: {\"error\":{\"message\":\"upstream token " + escaped(key, "+") + " rejected\"}}\n\n",
+            "event: message_start\ndata: {\"message\":{\"x_debug\":\"" + escaped(key) + "\"}}\n\n",
+            "data: {\"a\":\"" + escaped(key, "+").replace("/", "\\/") + "\"}\n\n",
+            "data: " +
+                QJsonDocument(QJsonObject{{QStringLiteral("arguments"), QString::fromLatin1(arguments)}})
+                    .toJson(QJsonDocument::Compact) +
+                "\n\n",
+        };
+        QVERIFY(clientReads(redactSecrets(frames.first(), key))->join(u' ').contains(QString::fromLatin1(key)));
+        for (const QByteArray &frame : frames) {
+            const std::optional<QStringList> read = clientReads(redactSecretsInJson(frame, key));
+            QVERIFY2(read, frame.constData()); // still JSON
+            const QString all = read->join(u' ');
+            QVERIFY2(!all.contains(QString::fromLatin1(key)), qPrintable(all));
+            QVERIFY2(all.contains(QLatin1String(kRedacted)), qPrintable(all));
+        }
+        QCOMPARE(clientReads(redactSecretsInJson(frames.at(1), key))->last(),
+                 QStringLiteral("upstream token [redacted] rejected"));
+        // Key shapes and bearer tokens are read decoded too, whoever's key they are.
+        const QByteArray shaped = "sk" + escaped("-") + "proj-" + QByteArray(24, 'A');
+        const QByteArray other = "data: {\"m\":\"" + shaped + " and Bearer " + escaped(key, "+") + "\"}\n\n";
+        QCOMPARE(clientReads(redactSecretsInJson(other))->at(1), QStringLiteral("[redacted] and Bearer [redacted]"));
+    }
+    void jsonWithoutAnEscapedKeyKeepsItsBytes() {
+        // Escapes that spell no key (text in another script written as \u, a line break, a quote, a
+        // URL's slashes) leave the frame as the upstream wrote it; a key written plainly goes as
+        // redactSecrets takes it, and the rest stays.
+        const QByteArray key = "canary-0123456789abcdef";
+        const QByteArray plain = "data: {\"content\":\"caf\\u00e9\\n\\\"q\\\" http:\\/\\/x\\/y\",\"n\":1}\n\n";
+        QCOMPARE(redactSecretsInJson(plain, key), plain);
+        QCOMPARE(redactSecretsInJson(plain), plain);
+        QByteArray withKey = plain;
+        withKey.replace("\"n\":1", "\"n\":\"" + key + "\"");
+        QByteArray expected = plain;
+        expected.replace("\"n\":1", "\"n\":\"[redacted]\"");
+        QCOMPARE(redactSecretsInJson(withKey, key), expected);
+        // What no parser reads as a string spells nothing: a bad escape, a quote left open at its line.
+        for (const QByteArray &odd :
+             {QByteArray("data: {\"a\":\"\\uZZZZ x\"}\n\n"), QByteArray("event: \"x\ndata: {\"a\":\"\\u00e9\"}\n\n"),
+              QByteArray("data: \"\\u00e9\\"), QByteArray("\"")})
+            QCOMPARE(redactSecretsInJson(odd, key), odd);
+        QCOMPARE(clientReads(redactSecretsInJson("event: \"x\ndata: {\"a\":\"" + escaped(key) + "\"}\n\n", key))->at(1),
+                 QStringLiteral("[redacted]"));
     }
     void redactionComesBeforeTheCut() {
         // A key across the cut must not leak its start.
