@@ -10,7 +10,7 @@
 // secret changes. A 403 is `Auth` (parked `exhaustedResetMs`, un-parked by a new
 // secret) only when its text is about the key; any other 403 (a WAF page, a
 // region block) is `Forbidden`: set aside `rateLimitParkMs`,
-// like an opaque 429, since it says nothing about the key. A 403 that names the model asked for
+// like an opaque 429, since it says nothing about the key. A 401 or 403 that names the model asked for
 // never reaches the pools (FailureClassifier::namesTheModel): it is about that model alone.
 
 #include "core/upstream/http_types.h"

@@ -82,6 +82,13 @@ constexpr const char *kLacksTheConversation =
     "previous_response_not_found|conversation_not_found"
     "|(previous response|conversation) with id\\W{0,2}[\\w.-]+\\W{0,2} not found";
 
+// A 401 whose words say the key itself is wrong, not that it may not use one model: invalid,
+// revoked, expired or missing (namesTheModel).
+constexpr const char *kKeyItselfWrong =
+    "\\b(invalid|incorrect|wrong|malformed|unknown|missing|no)\\W{1,3}((x-)?api[ _-]?)?(key|token|credential|auth)"
+    "|\\b(key|token|credential)s?\\W{1,3}(is |was |has been )?(invalid|not valid|revoked|expired|disabled"
+    "|deactivated|blocked|not found)|expired key|authentication_error|invalid authentication";
+
 // Patterns are compiled once per thread (QRegularExpression compiles and JITs
 // on first use, which costs far more than the match itself).
 const QRegularExpression &compiled(const char *pattern) {
@@ -372,12 +379,19 @@ bool FailureClassifier::isPage(const QString &text) {
 }
 
 bool FailureClassifier::namesTheModel(int status, const QString &text, const QString &modelId) {
-    if (status != 403 || modelId.size() < 2)
+    if ((status != 401 && status != 403) || modelId.isEmpty())
         return false;
     // A page (a WAF's, Google's HTML 403 that quotes the URL, which names a Gemini model) is no
-    // verdict on a model, nor is a 403 that does not speak of access.
-    if (isPage(text) ||
-        !matches(text, "access|permission|not allowed|not available|unavailable|entitle|authori[sz]ed|enabled for"))
+    // verdict on a model, nor is a refusal that does not speak of access.
+    if (isPage(text) || !matches(text, "access|permission|not allowed|not permitted|not available|unavailable|entitle"
+                                       "|authori[sz]ed|enabled for|(may|can)not use|can't use"))
+        return false;
+    // A 401 refuses the key, unless its words are about one model alone (LiteLLM's per-key model
+    // list: "key not allowed to access model. ... Tried to access gpt-5"): one that also says the key
+    // itself is wrong stays the key's verdict. The model id is left out of that reading: the tenant
+    // chose it, and a model named "invalid-api-key" must not decide for the key.
+    if (status == 401 &&
+        matches(QString(text).replace(modelId, QStringLiteral("\u2026"), Qt::CaseInsensitive), kKeyItselfWrong))
         return false;
     // A word of its own: "gpt-4o" is not named by "gpt-4o-mini", nor "o3" by "proj_o3x"; a full stop
     // after it ends the sentence ("… to model gpt-4.1.") unless a name goes on after it.
@@ -392,7 +406,14 @@ bool FailureClassifier::namesTheModel(int status, const QString &text, const QSt
         const bool endsAWord =
             end == text.size() || !partOfAName(text.at(end)) ||
             (text.at(end) == u'.' && (end + 1 == text.size() || !text.at(end + 1).isLetterOrNumber()));
-        if (startsAWord && endsAWord)
+        // A one-character id ("x") is a word of its own in any sentence: it counts only where a
+        // model's name stands, after "model", "models/", "access" or "use" ("Tried to access x",
+        // "access to model `x`"). Found nowhere else, the refusal's words about the key parked it for
+        // an hour for every tenant (probe AB2 F1).
+        static const QRegularExpression modelsPlace(QStringLiteral("\\b(models?|access|use)\\W{0,3}$"),
+                                                    QRegularExpression::CaseInsensitiveOption);
+        if (startsAWord && endsAWord &&
+            (modelId.size() > 1 || modelsPlace.match(QStringView(text).left(at).right(16)).hasMatch()))
             return true;
     }
     return false;
@@ -470,7 +491,7 @@ std::optional<UpstreamFailure> FailureClassifier::classify(const FailureInput &i
         // answer, as a 400 content_filter is. No failover, no mark, the key stays in service.
         if (s == 403 && refusesTheContent(in))
             return std::nullopt;
-        if (s == 403 && in.modelOutOfReach && !isConcurrencyCap(text))
+        if ((s == 401 || s == 403) && in.modelOutOfReach && !isConcurrencyCap(text))
             return make(FailureKind::NotServed);
         // A 403 page (refusesTheKey): this request's refusal, a mark for this tenant alone.
         if (s == 403 && isPage(text))

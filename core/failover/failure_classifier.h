@@ -33,8 +33,9 @@ struct FailureInput {
     // The headers' delay, else the body's stated one: what a credential is parked for and what a
     // classified failure carries when the text says nothing.
     std::optional<qint64> statedDelayMs() const { return retryAfterMs ? retryAfterMs : statedRetryAfterMs; }
-    // A 403 that names the model the try asked for ("Project … does not have access to model …"):
-    // a verdict on that model for this key, not on the key (UpstreamAttempts::modelOutOfReach).
+    // A 401 or 403 that names the model the try asked for ("Project … does not have access to model
+    // …", LiteLLM's "key not allowed to access model … Tried to access gpt-5"): a verdict on that model
+    // for this key, not on the key (FailureClassifier::namesTheModel).
     bool modelOutOfReach = false;
     // The error answer's rate-limit headers show a token budget at its full limit and none spent
     // (FailureClassifier::quotaUntouched): a 429 then refuses this request's size, not a rate.
@@ -132,8 +133,10 @@ public:
     static bool quotaUntouched(const upstream::HeaderList &headers);
     // A page (HTML) rather than an API's error: a WAF's or CDN's words, no verdict on the key.
     static bool isPage(const QString &text);
-    // A 403 whose text names `modelId` as a word of its own (OpenAI's "Project `proj_…` does not have
-    // access to model `gpt-5`"): that model is out of this key's reach, the key itself is fine.
+    // A 403 or 401 whose text speaks of access and names `modelId` as a word of its own (OpenAI's
+    // "Project `proj_…` does not have access to model `gpt-5`", LiteLLM's 401 key_model_access_denied
+    // "key not allowed to access model. … Tried to access gpt-5"): that model is out of this key's
+    // reach, the key itself is fine. Not a 401 that also says the key is invalid, revoked or expired.
     static bool namesTheModel(int status, const QString &text, const QString &modelId);
 
     // The wait an error answer's headers ask for. The provider's own word first: retry-after-ms

@@ -1615,6 +1615,42 @@ private Q_SLOTS:
         QCOMPARE(authSeen(gw.openaiB), QByteArrayList{"Bearer key-one"});
     }
 
+    // LiteLLM's virtual key limited to some models answers another model with a 401 (its
+    // key_model_access_denied). One tenant's request for such a model rejected the provider's only
+    // key for every tenant and model until its secret changed, and their lone routes were told to
+    // "store a new secret for it" (probe AB2 F1). It is that model's refusal: the client reads it, and
+    // the key serves every other model.
+    void aModelRefusedWithA401LeavesTheKeyToEveryOtherModel() {
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pb")].credentials = {QStringLiteral("env:SW_TEST_KEY_ONE")};
+        config::ModelConfig other = gw.config.models.value(QStringLiteral("pb/gpt-b"));
+        other.id = QStringLiteral("gpt-other");
+        gw.config.models.insert(other.key(), other);
+        const QByteArray refused = "{\"error\":{\"message\":\"key not allowed to access model. This key can only "
+                                   "access models=[gpt-other]. Tried to access gpt-b\",\"type\":"
+                                   "\"key_model_access_denied\",\"param\":\"model\",\"code\":\"401\"}}";
+        gw.openaiB.pushFault(statusWith(401, {}, refused));
+        gw.start();
+
+        const auto denied =
+            gw.post(QStringLiteral("/v1/chat/completions"),
+                    GatewayFixture::openaiBody(QStringLiteral("pb/gpt-b"), QStringLiteral("hi"), false));
+        QCOMPARE(denied.status, 404);
+        QVERIFY2(errorMessageOf(denied).contains(QStringLiteral("not allowed to access model")),
+                 denied.body.constData());
+        QVERIFY2(!errorMessageOf(denied).contains(QStringLiteral("new secret")), denied.body.constData());
+        QCOMPARE(credentialEntry(gw, QStringLiteral("pb")).value(QStringLiteral("state")).toString(),
+                 QStringLiteral("ok"));
+        QVERIFY(gw.engine().marks().isEmpty());
+
+        gw.openaiB.clearRequests();
+        const auto served =
+            gw.post(QStringLiteral("/v1/chat/completions"),
+                    GatewayFixture::openaiBody(QStringLiteral("pb/gpt-other"), QStringLiteral("hi"), false));
+        QCOMPARE(served.status, 200);
+        QCOMPARE(gw.openaiB.requests().size(), 1);
+    }
+
     void passthroughAloneWithoutCallerKeyIsCredentialExhausted() {
         GatewayFixture gw;
         gw.config.providers[QStringLiteral("pc")].credentials = {QStringLiteral("passthrough")};

@@ -936,7 +936,8 @@ private Q_SLOTS:
         QVERIFY(!FailureClassifier::namesTheModel(403, openai, QStringLiteral("x1")));
         QVERIFY(!FailureClassifier::namesTheModel(403, QStringLiteral("no access to gpt-4.1.5"),
                                                   QStringLiteral("gpt-4.1")));
-        QVERIFY(!FailureClassifier::namesTheModel(401, openai, QStringLiteral("gpt-4.1")));
+        QVERIFY(!FailureClassifier::namesTheModel(400, openai, QStringLiteral("gpt-4.1")));
+        QVERIFY(!FailureClassifier::namesTheModel(429, openai, QStringLiteral("gpt-4.1")));
         QVERIFY(!FailureClassifier::namesTheModel(403, QStringLiteral("Sorry, you have been blocked"),
                                                   QStringLiteral("gpt-4.1")));
         // Pages and echoes that hold the model without a word on it (probe DV R3): Google's HTML 403
@@ -962,6 +963,51 @@ private Q_SLOTS:
         QVERIFY(!FailureClassifier::refusesTheKey(in)); // a caller's own key is not refused either
         in.message = QStringLiteral("too many concurrent requests for model gpt-4.1");
         QCOMPARE(FailureClassifier::classify(in)->kind, FailureKind::RateLimited);
+    }
+
+    // LiteLLM's virtual key limited to some models answers a model outside its list with a 401
+    // (key_model_access_denied, team_model_access_denied). One tenant's request for such a model
+    // rejected the shared key for every tenant and model, until its secret changed (probe AB2 F1).
+    void aModelRefusedWithA401IsTheModelsNotTheKeys() {
+        const auto litellm = [](const QString &model) {
+            return QStringLiteral("key not allowed to access model. This key can only access models=[allowed]. "
+                                  "Tried to access ") +
+                   model;
+        };
+        QVERIFY(FailureClassifier::namesTheModel(401, litellm(QStringLiteral("gpt-5")), QStringLiteral("gpt-5")));
+        QVERIFY(FailureClassifier::namesTheModel(
+            401, QStringLiteral("team not allowed to access model. Tried to access gpt-5"), QStringLiteral("gpt-5")));
+        QVERIFY(FailureClassifier::namesTheModel(401, QStringLiteral("Unauthorized: this key may not use model gpt-5"),
+                                                 QStringLiteral("gpt-5")));
+        // A 401 that says the key itself is wrong stays the key's, model named or not.
+        QVERIFY(!FailureClassifier::namesTheModel(
+            401, QStringLiteral("Incorrect API key provided. You do not have access to model gpt-5."),
+            QStringLiteral("gpt-5")));
+        QVERIFY(!FailureClassifier::namesTheModel(
+            401, QStringLiteral("Authentication Error - Expired Key. Tried to access gpt-5"), QStringLiteral("gpt-5")));
+        // A model id a tenant chose is no word on the key.
+        QVERIFY(FailureClassifier::namesTheModel(401, litellm(QStringLiteral("invalid-api-key")),
+                                                 QStringLiteral("invalid-api-key")));
+
+        FailureInput in;
+        in.status = 401;
+        in.message = litellm(QStringLiteral("gpt-5"));
+        in.modelOutOfReach = FailureClassifier::namesTheModel(401, in.message, QStringLiteral("gpt-5"));
+        QCOMPARE(FailureClassifier::classify(in)->kind, FailureKind::NotServed);
+        QVERIFY(!FailureClassifier::refusesTheKey(in));
+        in.modelOutOfReach = FailureClassifier::namesTheModel(401, in.message, QStringLiteral("gpt-4o"));
+        QCOMPARE(FailureClassifier::classify(in)->kind, FailureKind::CredentialExhausted); // not the model asked for
+
+        // A one-character model id is a word of its own in many a sentence: it counts where a model's
+        // name stands. LiteLLM's 403 builds parked the key for an hour for everyone when it went unread.
+        QVERIFY(FailureClassifier::namesTheModel(403, litellm(QStringLiteral("x")), QStringLiteral("x")));
+        QVERIFY(FailureClassifier::namesTheModel(401, litellm(QStringLiteral("x")), QStringLiteral("x")));
+        QVERIFY(FailureClassifier::namesTheModel(403, QStringLiteral("no access to model `x`"), QStringLiteral("x")));
+        QVERIFY(FailureClassifier::namesTheModel(403, QStringLiteral("models/x is not allowed"), QStringLiteral("x")));
+        QVERIFY(!FailureClassifier::namesTheModel(
+            403, QStringLiteral("Your API key does not have permission: x marks it"), QStringLiteral("x")));
+        QVERIFY(!FailureClassifier::namesTheModel(403, QStringLiteral("You do not have access to a model of this kind"),
+                                                  QStringLiteral("a")));
     }
 };
 
