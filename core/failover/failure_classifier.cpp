@@ -9,6 +9,7 @@
 #include <QLocale>
 #include <QRegularExpression>
 #include <QTimeZone>
+#include <QVarLengthArray>
 
 #include <algorithm>
 #include <cmath>
@@ -227,43 +228,161 @@ bool FailureClassifier::refusesToolCallIds(const FailureInput &in) {
     return says(in, {400, 422, 500}, kRefusesToolCallIds);
 }
 
-QString FailureClassifier::withoutEchoes(const QString &text, const RequestStrings &strings) {
+namespace {
+
+// Characters of an error and of the request the echo check examined on this thread (withoutEchoes):
+// what judging an error costs, as a test counts it.
+thread_local qint64 echoSteps = 0;
+
+char16_t folded(QChar c) {
+    return c.toCaseFolded().unicode();
+}
+
+// Every substring of one text, as a suffix automaton: how much of a string's start the text holds
+// costs that many steps, whatever the text's size.
+class Substrings {
+public:
+    explicit Substrings(QStringView text) {
+        for (const QChar c : text)
+            extend(c.unicode());
+    }
+
+    // The longest start of `s`, folded, that the text holds (the text is folded too).
+    qsizetype longestStart(QStringView s) const {
+        int state = 0;
+        qsizetype n = 0;
+        for (; n < s.size(); ++n) {
+            ++echoSteps;
+            const auto next = m_states.at(state).next.constFind(folded(s.at(n)));
+            if (next == m_states.at(state).next.cend())
+                break;
+            state = *next;
+        }
+        return n;
+    }
+
+private:
+    struct State {
+        int length = 0;
+        int link = -1;
+        QHash<char16_t, int> next;
+    };
+    QList<State> m_states{State{}};
+    int m_last = 0;
+
+    void extend(char16_t c) {
+        const int added = int(m_states.size());
+        m_states.append(State{m_states.at(m_last).length + 1, -1, {}});
+        int p = m_last;
+        for (; p != -1 && !m_states.at(p).next.contains(c); p = m_states.at(p).link)
+            m_states[p].next.insert(c, added);
+        if (p == -1) {
+            m_states[added].link = 0;
+        } else if (const int q = m_states.at(p).next.value(c); m_states.at(p).length + 1 == m_states.at(q).length) {
+            m_states[added].link = q;
+        } else {
+            State clone = m_states.at(q);
+            clone.length = m_states.at(p).length + 1;
+            const int cloned = int(m_states.size());
+            m_states.append(clone);
+            for (; p != -1 && m_states.at(p).next.value(c, -1) == q; p = m_states.at(p).link)
+                m_states[p].next.insert(c, cloned);
+            m_states[q].link = cloned;
+            m_states[added].link = cloned;
+        }
+        m_last = added;
+    }
+};
+
+// A phrase where it stands, with up to 8 folded characters on each side (closest first): `before`
+// of them before the phrase, `after` after, packed so that a lookup compares them at once.
+struct Window {
+    int phrase = 0;
+    int before = 0;
+    int after = 0;
+    quint64 low = 0;
+    quint64 high = 0;
+    bool operator==(const Window &o) const = default;
+};
+size_t qHash(const Window &w, size_t seed = 0) {
+    return qHashMulti(seed, w.phrase, w.before, w.after, w.low, w.high);
+}
+
+// The characters around one occurrence of the words (in the error, or in a request string).
+struct Around {
+    char16_t before[8]; // closest first
+    char16_t after[8];
+    int beforeCount = 0;
+    int afterCount = 0;
+
+    Around(QStringView s, qsizetype start, qsizetype end) {
+        beforeCount = int(std::min<qsizetype>(8, start));
+        afterCount = int(std::min<qsizetype>(8, s.size() - end));
+        for (int i = 0; i < beforeCount; ++i)
+            before[i] = folded(s.at(start - 1 - i));
+        for (int i = 0; i < afterCount; ++i)
+            after[i] = folded(s.at(end + i));
+        echoSteps += beforeCount + afterCount;
+    }
+
+    // The window of `before` and `after` characters, when this occurrence has that many.
+    std::optional<Window> window(int phrase, int b, int a) const {
+        if (b > beforeCount || a > afterCount)
+            return std::nullopt;
+        Window w{phrase, b, a};
+        int slot = 0;
+        const auto put = [&](char16_t c) {
+            (slot < 4 ? w.low : w.high) |= quint64(c) << (16 * (slot % 4));
+            ++slot;
+        };
+        for (int i = 0; i < b; ++i)
+            put(before[i]);
+        for (int i = 0; i < a; ++i)
+            put(after[i]);
+        return w;
+    }
+};
+
+} // namespace
+
+qint64 FailureClassifier::echoCheckSteps() {
+    return echoSteps;
+}
+
+QString FailureClassifier::withoutEchoes(const QString &whole, const RequestStrings &strings) {
     // Quoted: the text holds a request string from its start through the words; or, where the words
     // stand in the text, what is around them agrees with what is around them in a request string
     // for kQuoteContext characters (a provider that quotes 20 characters from the middle of a message,
     // or its last N, quotes no start: probes EV 2, EV2 1), or for 8 where that reaches the string's
-    // start or end.
-    constexpr qsizetype kQuoteContext = 6;
-    const auto same = [](QChar a, QChar b) { return a == b || a.toCaseFolded() == b.toCaseFolded(); };
-    const auto quoted = [&](qsizetype start, qsizetype end) {
-        const QStringView words = QStringView(text).mid(start, end - start);
-        for (const QString &s : strings())
-            for (qsizetype at = s.indexOf(words, 0, Qt::CaseInsensitive); at >= 0;
-                 at = s.indexOf(words, at + 1, Qt::CaseInsensitive)) {
-                if (text.contains(QStringView(s).left(at + words.size()), Qt::CaseInsensitive))
-                    return true;
-                qsizetype before = 0, after = 0;
-                while (before < at && before < start && same(s.at(at - 1 - before), text.at(start - 1 - before)))
-                    ++before;
-                const qsizetype sEnd = at + words.size();
-                while (sEnd + after < s.size() && end + after < text.size() &&
-                       same(s.at(sEnd + after), text.at(end + after)))
-                    ++after;
-                // Up to the string's start or end counts with a few more characters of it besides the
-                // words: a prompt that ends "...show me your credit balance" is no quote in "Your credit
-                // balance is too low" (probe EV2 2), a provider's "...then my credit balance" is.
-                const bool toAnEdge = before == at || sEnd + after == s.size();
-                if (before + after >= kQuoteContext && (!toAnEdge || before + after >= 8))
-                    return true;
-            }
-        return false;
+    // end: a prompt that ends "...show me your credit balance" is no quote in "Your credit balance is
+    // too low" (probe EV2 2), a provider's "...then my credit balance" is.
+    //
+    // A provider's refusal is a sentence or two. Only the first kJudgedChars are judged (and returned):
+    // a 60 KB error that repeated "usage limit" held the engine, and every tenant, for seconds on a
+    // large request, each match checked against every request string (probe AB2 F3). The request is
+    // read once for each distinct phrase, the first kMaxPhrases of them (a refusal says a few); past
+    // them the words are taken for echoes, never for the provider's own. Each match is then judged by
+    // lookups of the characters around it, not by another pass over the request.
+    constexpr qsizetype kJudgedChars = 4096;
+    constexpr int kMaxPhrases = 16;
+    constexpr int kQuoteContext = 6;
+    constexpr int kEdgeContext = 8;
+    QString text = whole.left(kJudgedChars);
+    if (text.size() == kJudgedChars && text.back().isHighSurrogate())
+        text.chop(1);
+    echoSteps += text.size();
+
+    struct Match {
+        qsizetype start;
+        qsizetype end;
+        int phrase = -1; // past kMaxPhrases: not judged
     };
-    QList<std::pair<qsizetype, qsizetype>> spans; // [start, end) of the echoed matches
+    QList<Match> found;
     const auto scan = [&](const QRegularExpression &re) {
         for (auto it = re.globalMatch(text); it.hasNext();) {
             const QRegularExpressionMatch m = it.next();
-            if (m.capturedLength() > 0 && quoted(m.capturedStart(), m.capturedEnd()))
-                spans.append({m.capturedStart(), m.capturedEnd()});
+            if (m.capturedLength() > 0)
+                found.append({m.capturedStart(), m.capturedEnd()});
         }
     };
     for (const QRegularExpression *re : credentials::credentialSignalPatterns())
@@ -274,18 +393,131 @@ QString FailureClassifier::withoutEchoes(const QString &text, const RequestStrin
     for (const char *pattern : {kAsksForReasoningBack, kRefusesReasoningSummary, kRefusesToolCallIds, kRefusesTheModel,
                                 kLacksTheConversation, kRefusesTheRequestsSize})
         scan(compiled(pattern));
-    if (spans.isEmpty())
+    if (found.isEmpty())
         return text;
+    std::sort(found.begin(), found.end(), [](const Match &a, const Match &b) { return a.start < b.start; });
+
+    QString foldedText(text.size(), Qt::Uninitialized);
+    for (qsizetype i = 0; i < text.size(); ++i)
+        foldedText[i] = QChar(folded(text.at(i)));
+    QHash<QString, int> phraseIds;
+    QStringList phrases;
+    for (Match &m : found) {
+        const QString phrase = foldedText.mid(m.start, m.end - m.start);
+        if (const auto it = phraseIds.constFind(phrase); it != phraseIds.cend()) {
+            m.phrase = *it;
+        } else if (phrases.size() < kMaxPhrases) {
+            m.phrase = int(phrases.size());
+            phraseIds.insert(phrase, m.phrase);
+            phrases.append(phrase);
+        }
+    }
+
+    // What the request holds of each phrase: quoted from a string's start, and the windows around the
+    // matches that its occurrences share, kEdgeContext characters of context (anywhere) and
+    // kQuoteContext (with what follows in the string: the context reaching the string's end needs
+    // kEdgeContext). Only the matches' windows are kept, however varied the request's are.
+    struct Followed {
+        bool byMore = false;                 // two characters or more after the window
+        QVarLengthArray<char16_t, 2> byLast; // the string's last character, one after the window
+    };
+    struct Heard {
+        bool fromAStart = false;
+        QHash<Window, bool> edgeWindows;
+        QHash<Window, Followed> quoteWindows;
+    };
+    QList<Heard> heard(phrases.size());
+    for (const Match &m : std::as_const(found)) {
+        if (m.phrase < 0)
+            continue;
+        const Around around(foldedText, m.start, m.end);
+        for (int b = 0; b <= kEdgeContext; ++b)
+            if (const auto w = around.window(m.phrase, b, kEdgeContext - b))
+                heard[m.phrase].edgeWindows.insert(*w, false);
+        for (int b = 0; b <= kQuoteContext; ++b)
+            if (const auto w = around.window(m.phrase, b, kQuoteContext - b))
+                heard[m.phrase].quoteWindows.insert(*w, {});
+    }
+    const Substrings inText(foldedText);
+    for (const QString &s : strings()) {
+        qsizetype heldStart = -1; // how much of the string's start the text holds, once asked
+        for (int id = 0; id < phrases.size(); ++id) {
+            Heard &h = heard[id];
+            if (h.fromAStart)
+                continue;
+            const QString &phrase = phrases.at(id);
+            echoSteps += s.size();
+            bool first = true;
+            for (qsizetype at = s.indexOf(phrase, 0, Qt::CaseInsensitive); at >= 0;
+                 at = s.indexOf(phrase, at + 1, Qt::CaseInsensitive)) {
+                const qsizetype end = at + phrase.size();
+                // The string's start through the phrase's first occurrence, held by the text, is a quote
+                // (the start through a later one holds it).
+                if (std::exchange(first, false) && end <= foldedText.size()) {
+                    if (heldStart < 0)
+                        heldStart = inText.longestStart(QStringView(s).left(foldedText.size()));
+                    if (heldStart >= end) {
+                        h.fromAStart = true;
+                        break;
+                    }
+                }
+                const Around around(s, at, end);
+                for (int b = 0; b <= kEdgeContext; ++b)
+                    if (const auto w = around.window(id, b, kEdgeContext - b))
+                        if (const auto e = h.edgeWindows.find(*w); e != h.edgeWindows.end())
+                            *e = true;
+                for (int b = 0; b <= kQuoteContext; ++b) {
+                    const int a = kQuoteContext - b;
+                    const auto w = around.window(id, b, a);
+                    const auto f = w ? h.quoteWindows.find(*w) : h.quoteWindows.end();
+                    if (f == h.quoteWindows.end())
+                        continue;
+                    const qsizetype rest = s.size() - end - a;
+                    if (rest >= 2)
+                        f->byMore = true;
+                    else if (rest == 1 && f->byLast.size() < 2 && !f->byLast.contains(around.after[a]))
+                        f->byLast.append(around.after[a]);
+                }
+            }
+        }
+    }
+
+    const auto quoted = [&](const Match &m) {
+        if (m.phrase < 0)
+            return true;
+        const Heard &h = heard.at(m.phrase);
+        if (h.fromAStart)
+            return true;
+        const Around around(foldedText, m.start, m.end);
+        for (int b = 0; b <= kEdgeContext; ++b)
+            if (const auto w = around.window(m.phrase, b, kEdgeContext - b); w && h.edgeWindows.value(*w))
+                return true;
+        for (int b = 0; b <= kQuoteContext; ++b) {
+            const int a = kQuoteContext - b;
+            const auto w = around.window(m.phrase, b, a);
+            const auto f = w ? h.quoteWindows.constFind(*w) : h.quoteWindows.cend();
+            if (f == h.quoteWindows.cend())
+                continue;
+            // Agreement that stops before the string's end: the string goes on past the window by two
+            // characters or more, or by one that the text does not have next.
+            if (f->byMore)
+                return true;
+            const qsizetype next = m.end + a;
+            for (const char16_t last : f->byLast)
+                if (next == foldedText.size() || foldedText.at(next).unicode() != last)
+                    return true;
+        }
+        return false;
+    };
     // Masked from the end, overlaps merged: "…" stands where the request's own words stood.
-    std::sort(spans.begin(), spans.end());
     QString out;
     qsizetype at = 0;
-    for (const auto &[start, end] : spans) {
-        if (end <= at)
+    for (const Match &m : found) {
+        if (!quoted(m) || m.end <= at)
             continue;
-        if (start >= at)
-            out.append(QStringView(text).mid(at, start - at)).append(QChar(0x2026));
-        at = end;
+        if (m.start >= at)
+            out.append(QStringView(text).mid(at, m.start - at)).append(QChar(0x2026));
+        at = m.end;
     }
     return out.append(QStringView(text).mid(at));
 }

@@ -64,7 +64,13 @@ public:
     // the field names, values and model id it refused, so words one tenant wrote would otherwise
     // take a key out of service for every tenant; a prompt that only mentions the words ("my credit
     // balance is low") is no quote, and the provider's own message still counts.
+    // Only the text's first 4096 characters are judged, and returned: a provider's refusal says what
+    // decides in a sentence or two, and the check's cost is about the request's size and the text's,
+    // not their product (probe AB2 F3).
     static QString withoutEchoes(const QString &text, const RequestStrings &strings);
+    // How many characters of errors and requests withoutEchoes has examined on this thread so far:
+    // what judging an error costs, as a test counts it.
+    static qint64 echoCheckSteps();
 
     static RateLimitReason parseRateLimitReason(const QString &text);
     // isProviderRetryableError: numbers match only as whole words, so "205000" is not a 500.

@@ -166,6 +166,56 @@ private Q_SLOTS:
         QVERIFY(FailureClassifier::refusesReasoningSummary(back));
     }
 
+    // An upstream error that repeats a judged phrase ("usage limit; " 4700 times, 60 KB) was checked
+    // match by match against every string of the request: a 4 MB request held the engine, and every
+    // tenant, for 18 s (probe AB2 F3). The cost is now about the request's size plus the error's: counted
+    // in characters examined, never timed.
+    void judgingAnErrorCostsAboutTheRequestsSizeNotItsProduct() {
+        const QString flood = QStringLiteral("usage limit; ").repeated(4700);
+        QStringList request{QString(1024 * 1024, u'x'),
+                            QStringLiteral("what does the usage limit of my plan say? ").repeated(2500)};
+        qint64 requestChars = 0;
+        for (const QString &s : request)
+            requestChars += s.size();
+        int asked = 0;
+        const auto strings = [&]() -> const QStringList & {
+            ++asked;
+            return request;
+        };
+        qint64 before = FailureClassifier::echoCheckSteps();
+        const QString judged = FailureClassifier::withoutEchoes(flood, strings);
+        QVERIFY2(asked <= 1, qPrintable(QString::number(asked))); // once, not once per match
+        QVERIFY2(FailureClassifier::echoCheckSteps() - before < 2 * requestChars,
+                 qPrintable(QString::number(FailureClassifier::echoCheckSteps() - before)));
+        // A bounded start is judged, and the provider's own words in it still count: the prompt only
+        // mentions them.
+        QCOMPARE(judged, flood.left(4096));
+        QVERIFY(sw::credentials::usageWording(judged));
+
+        // Quoted back whole, they are the request's words, at the same cost.
+        request.append(flood);
+        asked = 0;
+        before = FailureClassifier::echoCheckSteps();
+        QVERIFY(!sw::credentials::usageWording(FailureClassifier::withoutEchoes(flood, strings)));
+        QVERIFY(asked <= 1);
+        QVERIFY(FailureClassifier::echoCheckSteps() - before < 2 * (requestChars + flood.size()));
+        request.removeLast();
+
+        // Distinct phrases, each read against the request once: a few of them, the provider's own
+        // first, are judged; past those the words are taken for echoes.
+        QString distinct;
+        for (int n = 1; distinct.size() < 4000; ++n)
+            distinct += QStringLiteral("try again in %1 seconds; ").arg(n);
+        asked = 0;
+        before = FailureClassifier::echoCheckSteps();
+        const QString reset = FailureClassifier::withoutEchoes(distinct, strings);
+        QVERIFY(asked <= 1);
+        QVERIFY2(FailureClassifier::echoCheckSteps() - before < 20 * requestChars,
+                 qPrintable(QString::number(FailureClassifier::echoCheckSteps() - before)));
+        QVERIFY2(reset.startsWith(QStringLiteral("try again in 1 seconds; try again in 2 seconds")), qPrintable(reset));
+        QCOMPARE(sw::credentials::resetHintFromText(reset, 0), std::optional<qint64>(1000));
+    }
+
     void aRefusedSignatureIsRecognisedInEachApisWords_data() {
         QTest::addColumn<QString>("api");
         QTest::addColumn<QString>("file");
