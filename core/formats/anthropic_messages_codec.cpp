@@ -251,16 +251,22 @@ std::optional<model::ChatRequest> AnthropicMessagesCodec::decode(const QByteArra
         } else if (role == L("system")) {
             // Claude Code 2.x sends system messages between the turns (anthropic-beta
             // mid-conversation-system-2026-04-07). Same-API passthrough forwards them as
-            // sent; for translation their text joins the system prompt.
+            // sent; for translation their text joins the system prompt. A tool change beside the
+            // text (tool_addition, tool_removal: mid-conversation-tool-changes-2026-07-01) stays in
+            // the request's json, for passthrough only, as a user turn's unknown blocks do.
             QString text;
             if (rj::isString(content)) {
                 text = rj::toString(content);
             } else if (rj::asArray(content)) {
-                for (const Value &b : content->GetArray()) {
-                    if (!rj::equals(rj::member(&b, "type"), "text"))
-                        return rejected(error, where + L(".content: a system message holds text blocks only"));
-                    text +=
-                        (text.isEmpty() ? QString() : QStringLiteral("\n\n")) + rj::toString(rj::member(&b, "text"));
+                qsizetype b = 0;
+                for (const Value &block : content->GetArray()) {
+                    const Value *type = rj::member(&block, "type");
+                    if (rj::bytes(type).empty())
+                        return rejected(error, BodyPath(BodyPath(where, "content"), b) + L(".type: required string"));
+                    if (rj::equals(type, "text"))
+                        text += (text.isEmpty() ? QString() : QStringLiteral("\n\n")) +
+                                rj::toString(rj::member(&block, "text"));
+                    ++b;
                 }
             } else {
                 return rejected(error, where + L(".content: must be a string or an array of text blocks"));

@@ -199,6 +199,8 @@ constexpr std::string_view kTextParts[] = {"text", "input_text", "output_text", 
 // Messages: a user turn's blocks, and a tool result's.
 constexpr std::string_view kAnthropicUserBlocks[] = {"text", "image", "document", "tool_result"};
 constexpr std::string_view kAnthropicToolResultBlocks[] = {"text", "image", "document"};
+// A system message between the turns: its text (a tool change, tool_addition or tool_removal, is not).
+constexpr std::string_view kAnthropicSystemBlocks[] = {"text"};
 // Responses: a message's parts and a tool output's; instructions are read as text only.
 constexpr std::string_view kResponsesParts[] = {"input_text", "output_text", "text",
                                                 "refusal",    "input_image", "input_file"};
@@ -268,7 +270,10 @@ QString unmappedPart(const rj::Value *body, wire::Api inbound) {
             } else if (rj::equals(role, "user")) {
                 if (const QString found = scan(rj::member(&m, "content"), kAnthropicUserBlocks); !found.isEmpty())
                     return found;
-            } // system messages: the codec takes text blocks only
+            } else if (rj::equals(role, "system")) { // its words join the system prompt
+                if (const QString found = scan(rj::member(&m, "content"), kAnthropicSystemBlocks); !found.isEmpty())
+                    return found;
+            }
         }
         return {};
     case wire::Api::OpenAIResponses:
@@ -453,6 +458,11 @@ std::optional<QString> UpstreamAdapter::incompatibility(const model::ChatRequest
                                   "gateway cuts the answer at them itself, into one choice")
                 .arg(choices)
                 .arg(modelId);
+        // A tool change in a system message between the turns, to a Claude that takes no such
+        // message: only its words can join the system prompt.
+        if (wire::isApi(api(), wire::Api::AnthropicMessages))
+            if (auto why = AnthropicAdapter::systemMessageIncompatibility(raw, modelId))
+                return why;
         return std::nullopt; // passthrough: every field reaches the API that defines it
     }
     // Conversation state lives at OpenAI: another API would answer without the earlier turns.

@@ -265,6 +265,87 @@ const model::ChatRequest &requestForModel(const model::ChatRequest &request, con
 } // namespace
 
 namespace {
+namespace rj = wire::rj;
+
+// AnthropicAdapter::isBlank, read where the client's body stands.
+bool blankBytes(const rj::Value *text) {
+    const std::string_view bytes = rj::bytes(text);
+    return std::all_of(bytes.begin(), bytes.end(),
+                       [](char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; });
+}
+
+// A block applyThinkingRules leaves out of an assistant turn (isForeignThinking, isBlankText), read
+// where the client's body stands.
+bool leftOutBlock(const rj::Value *block, bool keepSigned) {
+    const std::string_view type = rj::bytes(rj::member(block, "type"));
+    if (type == "thinking" || type == "redacted_thinking") {
+        if (!keepSigned)
+            return true;
+        if (type == "redacted_thinking") {
+            const rj::Value *data = rj::member(block, "data");
+            return !rj::isString(data) || data->GetStringLength() == 0;
+        }
+        const QString signature = rj::toString(rj::member(block, "signature"));
+        return signature.isEmpty() || !untagSignature(signature).api.isEmpty();
+    }
+    return type == "text" && blankBytes(rj::member(block, "text"));
+}
+
+// Whether applyThinkingRules leaves the assistant turn `m` out: nothing in it but as the last
+// message (a prefill), or nothing but blocks it leaves out.
+bool leftOutTurn(const rj::Value &m, bool final, bool keepSigned) {
+    const rj::Value *content = rj::member(&m, "content");
+    if (rj::isString(content))
+        return !final && blankBytes(content);
+    if (!content || !content->IsArray())
+        return false;
+    if (content->Empty())
+        return !final;
+    for (const rj::Value &block : content->GetArray())
+        if (!leftOutBlock(&block, keepSigned))
+            return false;
+    return true;
+}
+
+bool isSystemMessage(const rj::Value &m) {
+    return rj::equals(rj::member(&m, "role"), "system");
+}
+
+// Whether the client's body holds a `system` message between its turns.
+bool holdsSystemMessage(const rj::Value *body) {
+    const auto messages = rj::elements(rj::member(body, "messages"));
+    return std::any_of(messages.begin(), messages.end(), isSystemMessage);
+}
+
+// A system message of words alone (a string, or text blocks), which can join the top-level system
+// whole; a tool change (tool_addition, tool_removal) cannot.
+bool textOnly(const rj::Value &m) {
+    const rj::Value *content = rj::member(&m, "content");
+    if (rj::isString(content))
+        return true;
+    const auto blocks = rj::elements(content);
+    return std::all_of(blocks.begin(), blocks.end(),
+                       [](const rj::Value &block) { return rj::equals(rj::member(&block, "type"), "text"); });
+}
+
+// Whether applyThinkingRules, leaving out the assistant turn after a system message, would leave that
+// message of words before a user turn, where it joins the top-level system instead.
+bool misplacesSystemMessage(const rj::Value *body, bool keepSigned) {
+    const rj::Value *messages = rj::asArray(rj::member(body, "messages"));
+    const rapidjson::SizeType count = messages ? messages->Size() : 0;
+    for (rapidjson::SizeType i = 0; i < count; ++i) {
+        if (!isSystemMessage((*messages)[i]) || !textOnly((*messages)[i]))
+            continue;
+        rapidjson::SizeType next = i + 1;
+        while (next < count && rj::equals(rj::member(&(*messages)[next], "role"), "assistant") &&
+               leftOutTurn((*messages)[next], next + 1 == count, keepSigned))
+            ++next;
+        if (next > i + 1 && next < count && !rj::equals(rj::member(&(*messages)[next], "role"), "assistant"))
+            return true;
+    }
+    return false;
+}
+
 // A sampling member of a client's body that a Claude since 4.7 refuses: any value but the default
 // (Claude Code sends temperature 1, which goes on, spliced); top_k has no default to send.
 bool refusedSamplingValue(std::string_view key, std::optional<double> value) {
@@ -289,9 +370,13 @@ QStringList AnthropicAdapter::droppedFor(const model::ChatRequest &request, cons
     if (request.sourceApi == kApi) {
         // The client's own body goes as it sent it, but for what this Claude refuses (fitToModel):
         // its body was written for the chain's first model, perhaps another Claude.
-        namespace rj = wire::rj;
         const rj::Value *body = wire::clientBody(request);
         QStringList out;
+        // System messages between the turns that join the top-level system, where they stood lost
+        // (fitToModel, applyThinkingRules).
+        if (holdsSystemMessage(body) &&
+            (!claude.takesSystemMessages() || misplacesSystemMessage(body, target.replayReasoning)))
+            out << QStringLiteral("messages[role=system]");
         if (claude.refusesSampling())
             for (const char *key : kSamplingMembers)
                 if (refusedSampling(key, rj::member(body, key)))
@@ -642,24 +727,6 @@ bool AnthropicAdapter::declareCalledTools(QJsonObject &body) {
 bool AnthropicAdapter::thinkingRulesChangeNothing(const wire::rj::Value *body) {
     // applyThinkingRules without building anything: with no block to drop, its messages are
     // the body's own, and its last assistant turn is the last message whose role is assistant.
-    namespace rj = wire::rj;
-    const auto blank = [](const rj::Value *text) { // isBlank
-        const std::string_view bytes = rj::bytes(text);
-        return std::all_of(bytes.begin(), bytes.end(),
-                           [](char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; });
-    };
-    // isForeignThinking, read where the client's body stands.
-    const auto foreign = [&blank](const rj::Value *block) {
-        const std::string_view type = rj::bytes(rj::member(block, "type"));
-        if (type == "thinking") {
-            const QString signature = rj::toString(rj::member(block, "signature"));
-            return signature.isEmpty() || !untagSignature(signature).api.isEmpty();
-        }
-        if (type == "text") // isBlankText
-            return blank(rj::member(block, "text"));
-        const rj::Value *data = rj::member(block, "data");
-        return type == "redacted_thinking" && (!rj::isString(data) || data->GetStringLength() == 0);
-    };
     const rj::Value *messages = rj::asArray(rj::member(body, "messages"));
     const rj::Value *lastAssistant = nullptr;
     bool toolLoop = false;                    // a tool_result in the user messages after the last assistant turn
@@ -676,12 +743,12 @@ bool AnthropicAdapter::thinkingRulesChangeNothing(const wire::rj::Value *body) {
         // isEmptyContent, before the last message
         const rj::Value *content = rj::member(&m, "content");
         if (!final &&
-            ((content && content->IsArray() && content->Empty()) || (rj::isString(content) && blank(content))))
+            ((content && content->IsArray() && content->Empty()) || (rj::isString(content) && blankBytes(content))))
             return false;
         lastAssistant = &m;
         toolLoop = false;
         for (const rj::Value &block : rj::elements(rj::member(&m, "content"))) {
-            if (foreign(&block))
+            if (leftOutBlock(&block, true))
                 return false;
             if (rj::equals(rj::member(&block, "type"), "tool_use")) {
                 const std::string_view id = rj::bytes(rj::member(&block, "id"));
@@ -729,11 +796,71 @@ void dropThinkingEditsWithoutThinking(QJsonObject &body) {
 }
 } // namespace
 
+namespace {
+// The system messages between the turns at `at` (ascending indices of `messages`) taken out, their
+// words joined to the top-level `system` in order, as a converted request's are
+// (AnthropicMessagesCodec::decode): text blocks after its own (a `system` string becomes the first),
+// where each stood lost. Plain text: a cache_control moved ahead of the messages' own could put a
+// 5-minute breakpoint before a 1-hour one, which Messages refuses. Blank text goes nowhere (Messages
+// refuses a text block of whitespace alone), and so does what is no text: a tool change never gets
+// here (AnthropicAdapter::systemMessageIncompatibility).
+void joinSystemMessages(QJsonObject &body, QJsonArray &messages, const QList<qsizetype> &at) {
+    QJsonArray system;
+    if (const QJsonValue given = body.value(L("system")); given.isArray())
+        system = given.toArray();
+    else if (!given.toString().isEmpty())
+        system.append(QJsonObject{{L("type"), L("text")}, {L("text"), given.toString()}});
+    const qsizetype own = system.size();
+    const auto join = [&system](const QString &text) {
+        if (!AnthropicAdapter::isBlank(text))
+            system.append(QJsonObject{{L("type"), L("text")}, {L("text"), text}});
+    };
+    QJsonArray kept;
+    qsizetype next = 0;
+    for (qsizetype i = 0; i < messages.size(); ++i) {
+        if (next == at.size() || at.at(next) != i) {
+            kept.append(messages.at(i));
+            continue;
+        }
+        ++next;
+        const QJsonValue content = messages.at(i).toObject().value(L("content"));
+        if (content.isString())
+            join(content.toString());
+        for (const QJsonValue &block : content.toArray())
+            if (block.toObject().value(L("type")).toString() == L("text"))
+                join(block.toObject().value(L("text")).toString());
+    }
+    messages = kept;
+    if (system.size() > own)
+        body.insert(L("system"), system);
+}
+
+bool holdsTextOnly(const QJsonValue &content) {
+    const QJsonArray blocks = content.toArray();
+    return content.isString() || std::all_of(blocks.begin(), blocks.end(), [](const QJsonValue &block) {
+               return block.toObject().value(L("type")).toString() == L("text");
+           });
+}
+
+QString roleOf(const QJsonValue &message) {
+    return message.toObject().value(L("role")).toString();
+}
+} // namespace
+
 bool AnthropicAdapter::applyThinkingRules(QJsonObject &body, bool keepSigned) {
     bool changed = false;
     const QJsonArray sent = body.value(L("messages")).toArray();
     QJsonArray messages;
     qsizetype lastAssistant = -1;
+    // A system message between the turns stands last or before an assistant turn in Messages: one
+    // whose assistant turn is left out below may come to stand before a user turn.
+    QList<qsizetype> bereft;
+    const auto leaveOut = [&] {
+        changed = true;
+        if (const qsizetype at = messages.size() - 1;
+            at >= 0 && roleOf(messages.at(at)) == L("system") && (bereft.isEmpty() || bereft.last() != at))
+            bereft << at;
+    };
     for (qsizetype i = 0; i < sent.size(); ++i) {
         const QJsonValue mv = sent.at(i);
         QJsonObject m = mv.toObject();
@@ -741,7 +868,7 @@ bool AnthropicAdapter::applyThinkingRules(QJsonObject &body, bool keepSigned) {
         // An empty turn holds nothing to lose; left out, Messages joins the user turns around it. The
         // last message may be empty: an assistant prefill, which Messages takes as it is.
         if (m.value(L("role")).toString() == L("assistant") && i + 1 < sent.size() && isEmptyContent(content)) {
-            changed = true;
+            leaveOut();
             continue;
         }
         if (m.value(L("role")).toString() != L("assistant") || !content.isArray()) {
@@ -760,12 +887,27 @@ bool AnthropicAdapter::applyThinkingRules(QJsonObject &body, bool keepSigned) {
         }
         if (dropped) {
             changed = true;
-            if (kept.isEmpty())
-                continue; // nothing else in the turn: Messages joins the user turns around it
+            if (kept.isEmpty()) {
+                leaveOut(); // nothing else in the turn: Messages joins the user turns around it
+                continue;
+            }
             m.insert(L("content"), kept);
         }
         lastAssistant = messages.size();
         messages.append(m);
+    }
+    // Such a message before a user turn joins the top-level system instead (misplacesSystemMessage),
+    // unless it holds a tool change, which has no place there: the server decides.
+    QList<qsizetype> misplaced;
+    for (const qsizetype at : std::as_const(bereft))
+        if (at + 1 < messages.size() && roleOf(messages.at(at + 1)) != L("assistant") &&
+            holdsTextOnly(messages.at(at).toObject().value(L("content"))))
+            misplaced << at;
+    if (!misplaced.isEmpty()) {
+        joinSystemMessages(body, messages, misplaced);
+        if (lastAssistant >= 0)
+            lastAssistant -= std::count_if(misplaced.begin(), misplaced.end(),
+                                           [lastAssistant](qsizetype at) { return at < lastAssistant; });
     }
     if (uniqueToolUseIds(messages))
         changed = true;
@@ -827,6 +969,8 @@ void removeEffort(QJsonObject &body) {
 bool AnthropicAdapter::fitsModel(const wire::rj::Value *body, const QString &modelId) {
     namespace rj = wire::rj;
     const ClaudeModel claude = ClaudeModel::of(modelId);
+    if (!claude.takesSystemMessages() && holdsSystemMessage(body))
+        return false;
     if (!claude.known())
         return true;
     if (claude.refusesSampling())
@@ -843,9 +987,24 @@ bool AnthropicAdapter::fitsModel(const wire::rj::Value *body, const QString &mod
 
 bool AnthropicAdapter::fitToModel(QJsonObject &body) {
     const ClaudeModel claude = ClaudeModel::of(body.value(L("model")).toString());
-    if (!claude.known())
-        return false;
     bool changed = false;
+    if (!claude.takesSystemMessages()) {
+        // Claude Code sends system messages between the turns whatever the model: one that refuses
+        // the role (or a server that knows only user and assistant turns) gets their words in the
+        // top-level system, as a converted request does.
+        QJsonArray messages = body.value(L("messages")).toArray();
+        QList<qsizetype> at;
+        for (qsizetype i = 0; i < messages.size(); ++i)
+            if (roleOf(messages.at(i)) == L("system"))
+                at << i;
+        if (!at.isEmpty()) {
+            joinSystemMessages(body, messages, at);
+            body.insert(L("messages"), messages);
+            changed = true;
+        }
+    }
+    if (!claude.known())
+        return changed;
     if (claude.refusesSampling())
         for (const char *key : kSamplingMembers)
             if (const QJsonValue v = body.value(QLatin1String(key));
@@ -883,6 +1042,27 @@ bool AnthropicAdapter::fitToModel(QJsonObject &body) {
         changed = true;
     }
     return changed;
+}
+
+std::optional<QString> AnthropicAdapter::systemMessageIncompatibility(const wire::rj::Value *body,
+                                                                      const QString &modelId) {
+    namespace rj = wire::rj;
+    if (ClaudeModel::of(modelId).takesSystemMessages())
+        return std::nullopt;
+    qsizetype i = -1;
+    for (const rj::Value &m : rj::elements(rj::member(body, "messages"))) {
+        ++i;
+        if (!isSystemMessage(m))
+            continue;
+        for (const rj::Value &block : rj::elements(rj::member(&m, "content")))
+            if (const std::string_view type = rj::bytes(rj::member(&block, "type")); type != "text")
+                return QStringLiteral("messages[%1].content: a \"%2\" block in a system message between the turns, "
+                                      "which %3 does not take (only such a message's text can join its system "
+                                      "prompt)")
+                    .arg(i)
+                    .arg(QString::fromUtf8(type.data(), qsizetype(type.size())).left(64), modelId);
+    }
+    return std::nullopt;
 }
 
 HttpRequest AnthropicAdapter::buildRequest(const model::ChatRequest &request, const Target &target,

@@ -4,6 +4,8 @@
 #include "core/upstream/upstream_adapter.h"
 #include "core/wire/rapid_json.h"
 
+#include <optional>
+
 namespace sw::upstream {
 
 class AnthropicAdapter final : public UpstreamAdapter {
@@ -40,7 +42,10 @@ public:
     // block goes with thinking off, as Messages requires (translation_rules.md). Blank text
     // blocks of assistant turns are dropped, and so is an assistant turn with nothing left in it or
     // nothing in it at all ([], "") but the last message (a prefill); repeated tool_use ids are made
-    // unique (each result following the latest call of its id). Messages refuses each of these too.
+    // unique (each result following the latest call of its id). Messages refuses each of these too,
+    // and a system message between the turns that would come to stand before a user turn once its
+    // assistant turn is left out (Messages takes one last or before an assistant turn) joins the
+    // top-level system.
     // With `keepSigned` false every thinking block is dropped, Anthropic's own signatures too
     // (the upstream refused one: another provider of this API signed it). Returns true when it
     // changed the body.
@@ -51,8 +56,14 @@ public:
     // A same-API body (the client's, written for the chain's first model) made one its own model
     // takes (ClaudeModel): adaptive thinking as a budget before 4.6, a budget as adaptive thinking
     // at its effort since 4.7, `disabled` left out where refused, effort left out where refused,
-    // sampling left out since 4.7 (named by droppedFor). True when it changed the body.
+    // sampling left out since 4.7 (named by droppedFor), and system messages between the turns
+    // joined to the top-level system for a model that does not take them (ClaudeModel::
+    // takesSystemMessages; named by droppedFor). True when it changed the body.
     static bool fitToModel(QJsonObject &body);
+    // Why `modelId` cannot take the client's body, or nullopt: a system message between the turns
+    // that holds more than words (a tool change: tool_addition, tool_removal), to a model that takes
+    // no such message, where only words can join the top-level system.
+    static std::optional<QString> systemMessageIncompatibility(const wire::rj::Value *body, const QString &modelId);
     // True when fitToModel would leave `body` (the client's, as parsed) as it is for `modelId`.
     static bool fitsModel(const wire::rj::Value *body, const QString &modelId);
     static constexpr const char *kSamplingMembers[] = {"temperature", "top_p", "top_k"};

@@ -73,6 +73,14 @@ bool ClaudeModel::refusesForcedToolUse() const {
     return (family == QLatin1String("opus") || family == QLatin1String("sonnet")) && atLeast(5, 5);
 }
 
+bool ClaudeModel::takesSystemMessages() const {
+    if (family == QLatin1String("mythos") || family == QLatin1String("fable"))
+        return known();
+    if (family == QLatin1String("opus"))
+        return atLeast(4, 8);
+    return atLeast(5, 5); // Sonnet and Haiku 5 do not
+}
+
 QString claudeEffortFor(const QString &effort, int budget) {
     if (effort == QLatin1String("minimal"))
         return QStringLiteral("low");

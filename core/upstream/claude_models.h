@@ -13,8 +13,13 @@
 //   Fable 5.1: leaving it out is the model's adaptive default, which Anthropic names the
 //   equivalent).
 // - Opus and Sonnet 5.5 and Fable 5.1 refuse a forced tool choice (`any` or a named tool).
+// - Only Opus 4.8, Opus 5, the 5.5 models, Fable and Mythos take a `system` message between the
+//   turns (mid-conversation system messages, which Claude Code sends whatever the model); the
+//   others refuse the role ("role 'system' is not supported on this model"), Sonnet 5 among them.
 // An id with no version Claude's ids carry (an alias, a tuned model, another server's name) is
-// none of these: its body goes as it would to any Messages server, and the server decides.
+// none of these: its body goes as it would to any Messages server, and the server decides. But
+// for system messages between the turns, which such a server (DeepSeek's, Qwen's, Ollama's
+// Messages endpoints) refuses as it knows only user and assistant turns.
 
 #include <QString>
 
@@ -36,6 +41,7 @@ struct ClaudeModel {
     bool refusesDisabledThinking() const;
     bool refusesSampling() const { return refusesManualThinking(); }
     bool refusesForcedToolUse() const;
+    bool takesSystemMessages() const; // `system` messages between the turns
 
 private:
     bool atLeast(int maj, int min) const { return major > maj || (major == maj && minor >= min); }

@@ -96,6 +96,9 @@ private slots:
     void aToolLoopFollowedByTheUsersWordsAnsweredElsewhereGoesWithoutThinking();
     void longRunsOfOneRoleAreOneTurnEach();
     void aResponsesCapOnSearchesIsMaxUses();
+    void systemMessagesBetweenTheTurnsGoAsEachClaudeTakesThem();
+    void aSystemMessageLeftBeforeAUserTurnJoinsTheSystem();
+    void aToolChangeInASystemMessageGoesOnlyWhereItIsTaken();
 };
 
 namespace {
@@ -1739,6 +1742,161 @@ void TestAnthropicAdapter::aForcedToolCallPassesOverTheClaudesThatRefuseIt() {
     QVERIFY(!why(QStringLiteral("claude-fable-5"), R"({"type":"any"})", messages));
     QVERIFY(!why(QStringLiteral("claude-opus-5-5"), R"("auto")", chat));
     QVERIFY(!why(QStringLiteral("claude-opus-5-5"), R"({"type":"none"})", messages));
+}
+
+namespace {
+// Claude Code (2.1.154 on) on every request: the agent list as a system message after the user's turn.
+QByteArray claudeCodeWithSystemMessage(const QJsonValue &system) {
+    QJsonObject body{
+        {"model", "claude-opus-4-8"},
+        {"max_tokens", 1024},
+        {"messages",
+         QJsonArray{QJsonObject{{"role", "user"}, {"content", "hi"}},
+                    QJsonObject{
+                        {"role", "system"},
+                        {"content", QJsonArray{QJsonObject{{"type", "text"},
+                                                           {"text", "Available agents: general."},
+                                                           {"cache_control", QJsonObject{{"type", "ephemeral"}}}}}}}}}};
+    if (!system.isUndefined())
+        body.insert("system", system);
+    return QJsonDocument(body).toJson(QJsonDocument::Compact);
+}
+QStringList rolesOf(const QJsonObject &body) {
+    QStringList roles;
+    for (const QJsonValue &m : body.value("messages").toArray())
+        roles << m.toObject().value("role").toString();
+    return roles;
+}
+QJsonObject textBlock(const char *text) {
+    return QJsonObject{{"type", "text"}, {"text", text}};
+}
+} // namespace
+
+// Probe AB3-F1: Claude Code's system messages between the turns went as they came to every Claude, and
+// each before Opus 4.8 (Sonnet 5 too) refuses the role with a 400 that ended the chain: a failover from
+// Opus 4.8 to Sonnet 4.5, or the starter route's Sonnet 4.5 on every request, never reached an answer.
+void TestAnthropicAdapter::systemMessagesBetweenTheTurnsGoAsEachClaudeTakesThem() {
+    const QByteArray body = claudeCodeWithSystemMessage(QJsonArray{textBlock("You are Claude Code.")});
+    // A Claude that refuses the role (or a server that knows only user and assistant turns) gets the
+    // words at the end of its system prompt, in order, and the answer names the move.
+    for (const char *model : {"claude-sonnet-4-5", "claude-opus-4-7", "claude-sonnet-5", "claude-haiku-5",
+                              "deepseek-chat", "my-claude-alias"}) {
+        const SentTo sent = sentTo(QLatin1String(model), body);
+        QVERIFY2(rolesOf(sent.body) == QStringList{"user"}, model);
+        QCOMPARE(sent.body.value("system").toArray(),
+                 QJsonArray({textBlock("You are Claude Code."), textBlock("Available agents: general.")}));
+        QCOMPARE(sent.dropped, QStringList{"messages[role=system]"});
+    }
+    // The models that take it get the client's body as it came (its bytes, spliced), nothing named.
+    const auto decoded = AnthropicMessagesCodec().decode(body, nullptr);
+    QVERIFY(decoded);
+    for (const char *model : {"claude-opus-4-8", "claude-opus-5", "claude-sonnet-5-5", "claude-haiku-5-5",
+                              "claude-fable-5", "claude-mythos-preview"}) {
+        const SentTo sent = sentTo(QLatin1String(model), body);
+        QJsonObject asSent = json(body);
+        asSent.insert("model", QLatin1String(model));
+        asSent.insert("stream", true);
+        QCOMPARE(sent.body, asSent);
+        QVERIFY2(AnthropicAdapter::fitsModel(wire::clientBody(*decoded), QLatin1String(model)), model);
+        QVERIFY(sent.dropped.isEmpty());
+    }
+    QVERIFY(!AnthropicAdapter::fitsModel(wire::clientBody(*decoded), QStringLiteral("claude-sonnet-4-5")));
+    // A system prompt as a string becomes the first block; with none, the words are the system prompt.
+    QCOMPARE(sentTo(QStringLiteral("claude-sonnet-4-5"), claudeCodeWithSystemMessage("Be brief."))
+                 .body.value("system")
+                 .toArray(),
+             QJsonArray({textBlock("Be brief."), textBlock("Available agents: general.")}));
+    QCOMPARE(sentTo(QStringLiteral("claude-sonnet-4-5"), claudeCodeWithSystemMessage(QJsonValue::Undefined))
+                 .body.value("system")
+                 .toArray(),
+             QJsonArray({textBlock("Available agents: general.")}));
+    // With other members to fit (sampling to Opus 4.7), the body is fit for both.
+    QJsonObject sampled = json(body);
+    sampled.insert("temperature", 0.3);
+    const SentTo opus47 =
+        sentTo(QStringLiteral("claude-opus-4-7"), QJsonDocument(sampled).toJson(QJsonDocument::Compact));
+    QCOMPARE(rolesOf(opus47.body), QStringList{"user"});
+    QVERIFY(!opus47.body.contains("temperature"));
+    QCOMPARE(opus47.dropped, QStringList({"messages[role=system]", "temperature"}));
+}
+
+// Probe AB3-F1: Messages takes a system message between the turns last or before an assistant turn. An
+// empty answer of another API's the client kept after it is left out (probe AA3 F1), and the message came
+// to stand before the user's next turn: it joins the system prompt instead.
+void TestAnthropicAdapter::aSystemMessageLeftBeforeAUserTurnJoinsTheSystem() {
+    const auto history = [](const QJsonValue &answer) {
+        return QJsonDocument(
+                   QJsonObject{{"model", "m"},
+                               {"max_tokens", 100},
+                               {"system", "Be brief."},
+                               {"messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", "hi"}},
+                                                       QJsonObject{{"role", "system"}, {"content", "Agents: general."}},
+                                                       QJsonObject{{"role", "assistant"}, {"content", answer}},
+                                                       QJsonObject{{"role", "user"}, {"content", "again"}}}}})
+            .toJson(QJsonDocument::Compact);
+    };
+    const QString theirs = tagSignature(QStringLiteral("google-generative-ai"), QStringLiteral("sig"));
+    for (const QJsonValue &empty :
+         {QJsonValue(QJsonArray()), QJsonValue(" "),
+          QJsonValue(QJsonArray{QJsonObject{{"type", "thinking"}, {"thinking", "hmm"}, {"signature", theirs}}})}) {
+        const SentTo sent = sentTo(QStringLiteral("claude-opus-4-8"), history(empty));
+        QCOMPARE(rolesOf(sent.body), QStringList({"user", "user"}));
+        QCOMPARE(sent.body.value("system").toArray(),
+                 QJsonArray({textBlock("Be brief."), textBlock("Agents: general.")}));
+        QCOMPARE(sent.dropped, QStringList{"messages[role=system]"});
+    }
+    // An answer with words stays, and the message with it, as the client sent it.
+    const SentTo kept = sentTo(QStringLiteral("claude-opus-4-8"), history("Hello."));
+    QCOMPARE(rolesOf(kept.body), QStringList({"user", "system", "assistant", "user"}));
+    QCOMPARE(kept.body.value("system").toString(), QStringLiteral("Be brief."));
+    QVERIFY(kept.dropped.isEmpty());
+    // Last in the conversation, the message stands where Messages takes it.
+    QJsonObject last = json(history(QJsonArray()));
+    QJsonArray messages = last.value("messages").toArray();
+    messages.append(QJsonObject{{"role", "system"}, {"content", "Agents: plan."}});
+    last.insert("messages", messages);
+    const SentTo lastOne =
+        sentTo(QStringLiteral("claude-opus-4-8"), QJsonDocument(last).toJson(QJsonDocument::Compact));
+    QCOMPARE(rolesOf(lastOne.body), QStringList({"user", "user", "system"}));
+    QCOMPARE(lastOne.body.value("messages").toArray().last().toObject().value("content").toString(),
+             QStringLiteral("Agents: plan."));
+    QCOMPARE(lastOne.dropped, QStringList{"messages[role=system]"});
+}
+
+// Probe AB3-F2: a system message with a tool change (tool_addition, tool_removal) got the gateway's own
+// 400 "a system message holds text blocks only" before any upstream was asked, on a route of Messages
+// alone. It goes to the Claudes that take such messages as the client wrote it; a Claude that takes none
+// (its words alone could join the system prompt) and another API are passed over, naming the block.
+void TestAnthropicAdapter::aToolChangeInASystemMessageGoesOnlyWhereItIsTaken() {
+    const QByteArray body =
+        R"({"model":"m","max_tokens":100,"tools":[{"name":"get_weather","input_schema":{"type":"object"},)"
+        R"("defer_loading":true}],"messages":[{"role":"user","content":"weather in Paris?"},)"
+        R"({"role":"system","content":[{"type":"text","text":"The weather tool is here."},)"
+        R"({"type":"tool_addition","tool":{"type":"tool_reference","name":"get_weather"}}]}]})";
+    model::GatewayError error;
+    const auto req = AnthropicMessagesCodec().decode(body, &error);
+    QVERIFY2(req, qPrintable(error.message));
+    QCOMPARE(req->context.systemPrompt, QStringLiteral("The weather tool is here."));
+    const ChatRequest spoken = spokenIn(*req, wire::Api::AnthropicMessages);
+    QVERIFY(!AnthropicAdapter().incompatibility(spoken, QStringLiteral("claude-opus-4-8")));
+    const SentTo opus48 = sentTo(QStringLiteral("claude-opus-4-8"), body);
+    QVERIFY2(opus48.bytes.contains(R"({"type":"tool_addition","tool":{"type":"tool_reference","name":"get_weather"}})"),
+             opus48.bytes.constData());
+    QCOMPARE(AnthropicAdapter().incompatibility(spoken, QStringLiteral("claude-sonnet-4-5")),
+             std::optional<QString>(QStringLiteral(
+                 "messages[1].content: a \"tool_addition\" block in a system message between the turns, which "
+                 "claude-sonnet-4-5 does not take (only such a message's text can join its system prompt)")));
+    // A converted request has no form for it.
+    QCOMPARE(
+        adapterFor(QStringLiteral("openai-completions"))->incompatibility(spoken, QStringLiteral("gpt-5")),
+        std::optional<QString>(QStringLiteral("content part \"tool_addition\": no translation to openai-completions")));
+    // A system message of words alone goes everywhere (its words join the system prompt).
+    const auto words = AnthropicMessagesCodec().decode(claudeCodeWithSystemMessage(QJsonValue::Undefined), nullptr);
+    QVERIFY(words);
+    QVERIFY(!AnthropicAdapter().incompatibility(spokenIn(*words, wire::Api::AnthropicMessages),
+                                                QStringLiteral("claude-sonnet-4-5")));
+    QVERIFY(!adapterFor(QStringLiteral("openai-completions"))
+                 ->incompatibility(spokenIn(*words, wire::Api::AnthropicMessages), QStringLiteral("gpt-5")));
 }
 
 QTEST_GUILESS_MAIN(TestAnthropicAdapter)

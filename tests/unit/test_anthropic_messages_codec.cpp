@@ -33,6 +33,7 @@ private slots:
     void adaptiveThinkingAsksForReasoningElsewhere();
     void decodesClaudeCodeRequest();
     void decodesStringContentAndToolChoice();
+    void aSystemMessagesToolChangeIsKeptForPassthrough();
     void decodeRejectsBadBodies_data();
     void decodeRejectsBadBodies();
     void stopSequencesPastTheLimitAreRefused();
@@ -126,6 +127,22 @@ void TestAnthropicMessagesCodec::decodesStringContentAndToolChoice() {
     QCOMPARE(any->options.toolChoice, QStringLiteral("required"));
 }
 
+// Probe AB3-F2: a system message between the turns may carry tool changes beside its words
+// (tool_addition, tool_removal: LangChain and the Vercel AI SDK send them). The decoder refused the body
+// with its own 400 ("a system message holds text blocks only"), on a route of Messages alone too. Its
+// words join the system prompt; the tool change stays in the client's body, for passthrough.
+void TestAnthropicMessagesCodec::aSystemMessagesToolChangeIsKeptForPassthrough() {
+    GatewayError err;
+    const auto req = AnthropicMessagesCodec().decode(
+        R"({"model":"m","max_tokens":8,"system":"Be brief.","messages":[{"role":"user","content":"hi"},)"
+        R"({"role":"system","content":[{"type":"tool_removal","tool":{"type":"tool_reference","name":"a"}},)"
+        R"({"type":"text","text":"Tool a is gone."},{"type":"text","text":"Use b."}]}]})",
+        &err);
+    QVERIFY2(req, qPrintable(err.message));
+    QCOMPARE(req->context.systemPrompt, QStringLiteral("Be brief.\n\nTool a is gone.\n\nUse b."));
+    QCOMPARE(req->context.messages.size(), 1);
+}
+
 void TestAnthropicMessagesCodec::decodeRejectsBadBodies_data() {
     QTest::addColumn<QByteArray>("body");
     QTest::addColumn<QString>("field");
@@ -146,6 +163,9 @@ void TestAnthropicMessagesCodec::decodeRejectsBadBodies_data() {
     QTest::newRow("tool_result without id")
         << QByteArray(R"({"model":"m","messages":[{"role":"user","content":[{"type":"tool_result","content":"x"}]}]})")
         << QStringLiteral("tool_use_id");
+    QTest::newRow("system message block without type")
+        << QByteArray(R"({"model":"m","messages":[{"role":"system","content":[{"text":"x"}]}]})")
+        << QStringLiteral("messages[0].content[0].type");
     QTest::newRow("max_tokens string") << QByteArray(R"({"model":"m","messages":[],"max_tokens":"many"})")
                                        << QStringLiteral("max_tokens");
     // Counts that are no int: read as one they became 0, and a converted request asked for no tokens.
