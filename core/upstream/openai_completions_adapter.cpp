@@ -260,7 +260,8 @@ namespace rj = wire::rj;
 constexpr const char *kSamplingMembers[] = {"temperature", "top_p", "presence_penalty", "frequency_penalty"};
 
 // The top-level members of a same-API body that `target` refuses with a 400 and that go without:
-// Groq's unsupported fields, and an always-reasoning model's sampling.
+// Groq's unsupported fields, an always-reasoning model's sampling, and OpenAI's `store` to another
+// server (OpenAICompletionsAdapter::takesOpenAIOnlyMembers).
 QList<const char *> refusedTopLevel(const rj::Value *body, const Target &target) {
     QList<const char *> out;
     const auto take = [&](const char *key) {
@@ -270,6 +271,8 @@ QList<const char *> refusedTopLevel(const rj::Value *body, const Target &target)
     if (OpenAICompletionsAdapter::isGroq(target.baseUrl))
         for (const char *key : OpenAICompletionsAdapter::kGroqRefusedMembers)
             take(key);
+    if (!OpenAICompletionsAdapter::takesOpenAIOnlyMembers(target))
+        take("store");
     if (OpenAICompletionsAdapter::alwaysReasons(target)) {
         for (const char *key : kSamplingMembers)
             take(key);
@@ -469,6 +472,10 @@ bool OpenAICompletionsAdapter::isOpenAI(const QString &baseUrl) {
     return hostIs(baseUrl, L("api.openai.com"));
 }
 
+bool OpenAICompletionsAdapter::takesOpenAIOnlyMembers(const Target &target) {
+    return isOpenAI(target.baseUrl) || isAzureOpenAI(target.baseUrl);
+}
+
 bool OpenAICompletionsAdapter::isGoogle(const QString &baseUrl) {
     return hostOf(baseUrl).endsWith(L(".googleapis.com"), Qt::CaseInsensitive);
 }
@@ -536,9 +543,11 @@ QStringList OpenAICompletionsAdapter::droppedFor(const model::ChatRequest &reque
     for (const char *key : refusedTopLevel(body, target)) {
         if (std::string_view(key) == "stop")
             continue; // cut at by the gateway itself: kept, not dropped
-        // A penalty of 0 is the default: nothing is lost with it.
+        // A penalty of 0 is the default: nothing is lost with it; so is `store: false`.
         const rj::Value *v = rj::member(body, key);
         if (std::string_view(key).ends_with("_penalty") && rj::isNumber(v) && rj::toDouble(v) == 0.0)
+            continue;
+        if (std::string_view(key) == "store" && v->IsBool() && !v->GetBool())
             continue;
         out << QLatin1String(key);
     }
@@ -803,13 +812,25 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
         };
         // What this server or model refuses with a 400 (named in the answer: droppedFor): Groq's
         // logprobs, top_logprobs, logit_bias and a turn's name (which goes in front of the turn's
-        // words, as on a conversion), an always-reasoning model's sampling.
+        // words, as on a conversion), an always-reasoning model's sampling, OpenAI's `store` to
+        // another server.
         const QList<const char *> refused = refusedTopLevel(wire::clientBody(request), target);
         const bool foldsNames = isGroq(target.baseUrl);
         const auto nameEdit = [foldsNames](const rj::Value &m) { return foldsNames && namedTurn(m); };
+        // OpenAI's `developer` role, which other Chat servers refuse with a 400 (DeepSeek: "unknown
+        // variant `developer`"): there it goes as `system`, as a converted request writes it and as
+        // OpenAI itself reads a system message. The server looked at only when a turn holds one.
+        std::optional<bool> toOpenAI;
+        const auto developerEdit = [&](const rj::Value &m) {
+            if (!rj::equals(rj::member(&m, "role"), "developer"))
+                return false;
+            if (!toOpenAI)
+                toOpenAI = takesOpenAIOnlyMembers(target);
+            return !*toOpenAI;
+        };
         const auto messages = rj::elements(rj::member(wire::clientBody(request), "messages"));
         const bool reworksTurns = std::any_of(messages.begin(), messages.end(), [&](const rj::Value &m) {
-            return emptyAssistant(m) || reasoningEdit(m) || longIds(m) || nameEdit(m);
+            return emptyAssistant(m) || reasoningEdit(m) || longIds(m) || nameEdit(m) || developerEdit(m);
         });
         // Two calls under one id, which OpenAI refuses: a client that talked to DeepSeek, GLM or Kimi
         // directly keeps them as they came. Each is made unique, each tool turn takes its call's
@@ -897,10 +918,11 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
                 QJsonArray kept;
                 qsizetype i = 0;
                 for (const rj::Value &m : messages) {
-                    const bool edit = reasoningEdit(m), bound = longIds(m), named = nameEdit(m);
+                    const bool edit = reasoningEdit(m), bound = longIds(m), named = nameEdit(m),
+                               developer = developerEdit(m);
                     if (emptyAssistant(m)) {
                         // left out
-                    } else if (edit || bound || named) {
+                    } else if (edit || bound || named || developer) {
                         QJsonObject turn = sent.at(i).toObject();
                         if (edit && reasoningContentEdit(m)) {
                             if (reasoningBack)
@@ -917,6 +939,8 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
                             boundToolCallIds(turn);
                         if (named)
                             foldName(turn);
+                        if (developer)
+                            turn.insert(L("role"), L("system"));
                         kept.append(turn);
                     } else {
                         kept.append(sent.at(i));

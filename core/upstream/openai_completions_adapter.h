@@ -35,6 +35,12 @@ public:
     static QJsonObject buildBody(const model::ChatRequest &request, const QString &modelId, bool useMaxCompletionTokens,
                                  bool reasoningBack = false, bool reasonsAlways = false, bool googleCalls = false);
     static bool isOpenAI(const QString &baseUrl);
+    // Whether this Chat server is OpenAI's own (api.openai.com, Azure OpenAI's hosts), which alone
+    // take OpenAI's `developer` role and `store`: other servers refuse them with a 400 (DeepSeek:
+    // "unknown variant `developer`"; Cerebras: "property 'body.store' is unsupported"), a request
+    // error that ends a failover chain. A same-API body goes there with `developer` as `system` (what
+    // OpenAI reads alike) and without `store` (named in the answer but `false`, the default).
+    static bool takesOpenAIOnlyMembers(const Target &target);
     // A Google host (generativelanguage.googleapis.com, Vertex AI's *-aiplatform.googleapis.com).
     static bool isGoogle(const QString &baseUrl);
     // Whether a Chat server takes Gemini's call signatures as the calls' `extra_content` (Google's

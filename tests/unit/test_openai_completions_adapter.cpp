@@ -86,6 +86,7 @@ private slots:
     void aModelThatAlwaysReasonsGetsNoSampling();
     void samplingLeftOutForReasoningIsNamed();
     void groqGoesWithoutWhatItRefuses();
+    void openAIsOwnMembersGoOnlyToOpenAI();
     void interleavedToolCallDeltasAssembleByIndex();
     void passthroughKeepsEveryClientField();
     void passthroughSplicesTheClientBytes();
@@ -194,14 +195,14 @@ struct BothPaths {
     QByteArray spliced;
     QByteArray whole;
 };
-BothPaths bothPaths(const QByteArray &clientBody) {
+BothPaths bothPaths(const QByteArray &clientBody, const Target &to = target()) {
     auto req = OpenAIChatCodec().decode(clientBody, nullptr);
     if (!req)
         return {};
     BothPaths both;
-    both.spliced = OpenAICompletionsAdapter().buildRequest(*req, target(), {}).body;
+    both.spliced = OpenAICompletionsAdapter().buildRequest(*req, to, {}).body;
     req->rawBody.clear();
-    both.whole = OpenAICompletionsAdapter().buildRequest(*req, target(), {}).body;
+    both.whole = OpenAICompletionsAdapter().buildRequest(*req, to, {}).body;
     return both;
 }
 } // namespace
@@ -845,9 +846,12 @@ void TestOpenAICompletionsAdapter::passthroughSplicesTheClientBytes() {
         const char *name;
         QByteArray body;
         bool spliced;
+        const char *baseUrl = nullptr; // OpenRouter's when none
     };
     const QList<Case> cases{
-        {"sdk fixture", readTestData(QStringLiteral("openai_chat_request_sdk.json")), true},
+        // Its developer message goes as it is to OpenAI's own hosts alone.
+        {"sdk fixture", readTestData(QStringLiteral("openai_chat_request_sdk.json")), true,
+         "https://my-resource.openai.azure.com/openai/v1"},
         {"tools, image, unknown fields", "{\"model\":\"gpt-4o\",\"x_vendor\":{\"k\":[1,2]}," + conversation + "}",
          true},
         {"stream_options merged",
@@ -859,7 +863,10 @@ void TestOpenAICompletionsAdapter::passthroughSplicesTheClientBytes() {
         {"escaped key", "{\"model\":\"m\",\"t\\u0065mperature\":1," + conversation + "}", false},
     };
     for (const Case &c : cases) {
-        const BothPaths both = bothPaths(c.body);
+        Target to = target();
+        if (c.baseUrl)
+            to.baseUrl = QLatin1String(c.baseUrl);
+        const BothPaths both = bothPaths(c.body, to);
         QVERIFY2(!both.whole.isEmpty(), c.name);
         QCOMPARE(json(both.spliced), json(both.whole));
         QCOMPARE(json(both.spliced).value(QStringLiteral("model")).toString(), QStringLiteral("deepseek/deepseek-r1"));
@@ -1683,6 +1690,57 @@ void TestOpenAICompletionsAdapter::groqGoesWithoutWhatItRefuses() {
     QVERIFY(asSent.startsWith(R"({"model":"gpt-4.1","logprobs":true,"top_logprobs":3,)"));
     QCOMPARE(json(asSent).value("messages").toArray()[1].toObject().value("name").toString(), QStringLiteral("alice"));
     QVERIFY(OpenAICompletionsAdapter().droppedFor(spoken, openai).isEmpty());
+}
+
+// Probe AB3-F3: a Chat client that spoke as to OpenAI (pi-ai at an unknown base URL: its system prompt
+// as `developer` for a reasoning model, `store: false`) got its body through as it was to DeepSeek, which
+// refuses the role, and Cerebras, which refuses `store`; each 400 ended the chain. Another server than
+// OpenAI's gets `developer` as `system` and no `store` (named unless `false`, the default); OpenAI's own
+// hosts get the client's bytes.
+void TestOpenAICompletionsAdapter::openAIsOwnMembersGoOnlyToOpenAI() {
+    const QByteArray body = R"({"model":"m","store":false,"stream":true,"messages":[)"
+                            R"({"role":"developer","content":"Answer in one line."},{"role":"user","content":"hi"},)"
+                            R"({"role":"assistant","content":"Hello."},{"role":"developer","content":"Be kind."},)"
+                            R"({"role":"user","content":"again"}]})";
+    const auto req = OpenAIChatCodec().decode(body, nullptr);
+    QVERIFY(req);
+    const ChatRequest spoken = spokenIn(*req, wire::Api::OpenAICompletions);
+    const auto roles = [](const QJsonObject &sent) {
+        QStringList out;
+        for (const QJsonValue &m : sent.value("messages").toArray())
+            out << m.toObject().value("role").toString();
+        return out;
+    };
+    for (const char *host : {"https://api.deepseek.com", "https://api.cerebras.ai/v1", "http://localhost:8000/v1",
+                             "https://openrouter.ai/api/v1"}) {
+        Target t = target(QLatin1String(host));
+        t.modelId = QStringLiteral("deepseek-chat");
+        const QJsonObject sent = json(OpenAICompletionsAdapter().buildRequest(spoken, t, {}).body);
+        QVERIFY2(!sent.contains("store"), host);
+        QCOMPARE(roles(sent), QStringList({"system", "user", "assistant", "system", "user"}));
+        QCOMPARE(str(sent.value("messages").toArray()[0].toObject().value("content")),
+                 QStringLiteral("Answer in one line."));
+        QVERIFY(OpenAICompletionsAdapter().droppedFor(spoken, t).isEmpty()); // nothing lost
+    }
+    // `store: true` asked OpenAI to keep the answer: another server cannot, and the answer says so.
+    QByteArray stored = body;
+    stored.replace(R"("store":false)", R"("store":true)");
+    const auto storedReq = OpenAIChatCodec().decode(stored, nullptr);
+    QVERIFY(storedReq);
+    const ChatRequest storedSpoken = spokenIn(*storedReq, wire::Api::OpenAICompletions);
+    Target cerebras = target(QStringLiteral("https://api.cerebras.ai/v1"));
+    cerebras.modelId = QStringLiteral("gpt-oss-120b");
+    QVERIFY(!json(OpenAICompletionsAdapter().buildRequest(storedSpoken, cerebras, {}).body).contains("store"));
+    QCOMPARE(OpenAICompletionsAdapter().droppedFor(storedSpoken, cerebras), QStringList{"store"});
+    // OpenAI's and Azure's hosts take both: the client's bytes.
+    for (const char *host : {"https://api.openai.com/v1", "https://my-resource.openai.azure.com/openai/v1"}) {
+        Target t = target(QLatin1String(host));
+        t.modelId = QStringLiteral("gpt-4.1");
+        const QByteArray sent = OpenAICompletionsAdapter().buildRequest(storedSpoken, t, {}).body;
+        QVERIFY2(sent.startsWith(R"({"model":"gpt-4.1","store":true,"stream":true,"messages":[{"role":"developer",)"),
+                 sent.constData());
+        QVERIFY(OpenAICompletionsAdapter().droppedFor(storedSpoken, t).isEmpty());
+    }
 }
 
 // A converted request to a model configured `"reasoning": false` (gpt-4o) goes without
