@@ -418,13 +418,14 @@ std::optional<demo::Fault> modelRefuses(const demo::RecordedRequest &request) {
     return openAIRefuses(request);
 }
 
-// The engine's transport, with Groq's host (api.groq.com) answered by a fake on loopback.
-class GroqOnLoopback final : public upstream::Transport {
+// The engine's transport, with a provider's host (Groq's api.groq.com, DeepSeek's api.deepseek.com)
+// answered by a fake on loopback.
+class HostsOnLoopback final : public upstream::Transport {
 public:
-    explicit GroqOnLoopback(const QString &fakeBaseUrl) : m_fake(fakeBaseUrl) {}
+    HostsOnLoopback(const QString &fakeBaseUrl, QStringList hosts) : m_fake(fakeBaseUrl), m_hosts(std::move(hosts)) {}
     upstream::UpstreamCall *start(const upstream::HttpRequest &request, QObject *parent) override {
         upstream::HttpRequest r = request;
-        if (r.url.host() == QLatin1String("api.groq.com")) {
+        if (m_hosts.contains(r.url.host())) {
             r.url.setScheme(m_fake.scheme());
             r.url.setHost(m_fake.host());
             r.url.setPort(m_fake.port());
@@ -434,8 +435,67 @@ public:
 
 private:
     QUrl m_fake;
+    QStringList m_hosts;
     upstream::DefaultTransport m_real;
 };
+
+// An Anthropic error body with `message`, as a 400.
+demo::Fault anthropicRefusal(const QString &message) {
+    return refusal(
+        QJsonDocument(QJsonObject{{"type", "error"},
+                                  {"error", QJsonObject{{"type", "invalid_request_error"}, {"message", message}}}})
+            .toJson(QJsonDocument::Compact));
+}
+
+// Messages on a system message between the turns (probe AB3), in Anthropic's words: only Opus 4.8 and
+// later take one (here claude-opus-4-8), and only last or before an assistant turn.
+std::optional<demo::Fault> claudeRefusesSystemMessages(const demo::RecordedRequest &request) {
+    const QJsonObject body = QJsonDocument::fromJson(request.body).object();
+    const bool takes = body.value("model").toString() == QLatin1String("claude-opus-4-8");
+    const QJsonArray messages = body.value("messages").toArray();
+    for (qsizetype i = 0; i < messages.size(); ++i) {
+        if (messages[i].toObject().value("role").toString() != QLatin1String("system"))
+            continue;
+        if (!takes)
+            return anthropicRefusal(
+                QStringLiteral("messages.%1.role: role 'system' is not supported on this model").arg(i));
+        if (i + 1 < messages.size() &&
+            messages[i + 1].toObject().value("role").toString() != QLatin1String("assistant"))
+            return anthropicRefusal(
+                QStringLiteral("messages.%1: a system message must be the last message or be followed by an "
+                               "assistant message")
+                    .arg(i));
+    }
+    return anthropicRefuses(request);
+}
+
+// Chat servers that are not OpenAI's on OpenAI's own members (probe AB3), in their words: DeepSeek's
+// API refuses the `developer` role, Cerebras' `store` (the model deepseek-chat refuses both here).
+std::optional<demo::Fault> strictChatServerRefuses(const demo::RecordedRequest &request) {
+    const QJsonObject body = QJsonDocument::fromJson(request.body).object();
+    if (body.value("model").toString() != QLatin1String("deepseek-chat"))
+        return openAIRefuses(request);
+    if (body.contains("store"))
+        return refusal(QJsonDocument(QJsonObject{{"message", "body.store: property 'body.store' is unsupported"},
+                                                 {"type", "invalid_request_error"},
+                                                 {"param", "validation_error"},
+                                                 {"code", "wrong_api_format"}})
+                           .toJson(QJsonDocument::Compact));
+    const QJsonArray messages = body.value("messages").toArray();
+    for (qsizetype i = 0; i < messages.size(); ++i)
+        if (const QString role = messages[i].toObject().value("role").toString();
+            !QStringList{"system", "user", "assistant", "tool"}.contains(role))
+            return refusal(
+                QJsonDocument(QJsonObject{{"error", QJsonObject{{"message", QStringLiteral("Failed to deserialize the "
+                                                                                           "JSON body into the target "
+                                                                                           "type: messages[%1].role: "
+                                                                                           "unknown variant `%2`")
+                                                                                .arg(i)
+                                                                                .arg(role)},
+                                                                {"type", "invalid_request_error"}}}})
+                    .toJson(QJsonDocument::Compact));
+    return std::nullopt;
+}
 
 // An Anthropic client's question with `n` tools (an MCP-heavy Claude Code).
 QJsonObject anthropicWithTools(const QString &model, int n) {
@@ -1616,7 +1676,7 @@ private Q_SLOTS:
         route("penalties", {"pe/gemini-e", "pb/gpt-b"});
         route("sampling", {"pd/gpt-5", "pe/gemini-e"});
         route("groq", {"pg/llama-3.3-70b", "pd/resp-d"});
-        GroqOnLoopback transport(gw.openaiB.baseUrl());
+        HostsOnLoopback transport(gw.openaiB.baseUrl(), {QStringLiteral("api.groq.com")});
         gw.transport = &transport;
         for (demo::FakeUpstream *fake : {&gw.openaiB, &gw.responsesD, &gw.googleE})
             fake->setJudge(modelRefuses);
@@ -1721,6 +1781,114 @@ private Q_SLOTS:
         QCOMPARE(sonnetStreamed.status, 200);
         QVERIFY2(sonnetStreamed.body.contains(" dropped=output_config.effort\n"),
                  sonnetStreamed.body.left(300).constData());
+    }
+
+    // Probe AB3: a shape one candidate takes and another refuses with a 400 went raw to the one that
+    // refuses it, and the 400 ended the chain: Claude Code's system messages between the turns to a
+    // Claude before Opus 4.8 (the starter route's Sonnet 4.5, on every request), a tool change in such a
+    // message (the gateway's own 400, before any upstream), a Chat client's `developer` role and `store`
+    // to DeepSeek and Cerebras. Each candidate now gets the shape it takes, and the answer names a move.
+    void aShapeOnlySomeCandidatesTakeGoesAsEachTakesIt() {
+        GatewayFixture gw;
+        config::ProviderConfig deepseek = gw.config.providers.value(QStringLiteral("pb"));
+        deepseek.id = QStringLiteral("pk");
+        deepseek.baseUrl = QStringLiteral("https://api.deepseek.com/v1");
+        gw.config.providers.insert(deepseek.id, deepseek);
+        for (const auto &[provider, id] : {std::pair{"pa", "claude-opus-4-8"}, std::pair{"pa", "claude-sonnet-4-5"},
+                                           std::pair{"pk", "deepseek-chat"}}) {
+            config::ModelConfig m;
+            m.provider = QLatin1String(provider);
+            m.id = QLatin1String(id);
+            gw.config.models.insert(m.key(), m);
+        }
+        auto route = [&gw](const char *name, QStringList candidates) {
+            config::RouteConfig r;
+            r.name = QLatin1String(name);
+            r.candidates = std::move(candidates);
+            gw.config.routes.insert(r.name, r);
+        };
+        route("starter", {"pa/claude-sonnet-4-5", "pb/gpt-b"}); // the starter configuration's route
+        route("opus", {"pa/claude-opus-4-8"});
+        route("deepseek", {"pk/deepseek-chat"});
+        HostsOnLoopback transport(gw.openaiB.baseUrl(), {QStringLiteral("api.deepseek.com")});
+        gw.transport = &transport;
+        gw.anthropicA.setJudge(claudeRefusesSystemMessages);
+        gw.openaiB.setJudge(strictChatServerRefuses);
+        gw.start();
+        const auto rolesSent = [](const demo::FakeUpstream &fake) {
+            QStringList roles;
+            for (const QJsonValue &m : sentTo(fake).value("messages").toArray())
+                roles << m.toObject().value("role").toString();
+            return roles;
+        };
+
+        // F1: the agent list Claude Code sends after the user's turn, to Sonnet 4.5: in its system prompt.
+        const QJsonObject agents{{"role", "system"}, {"content", "Available agents: general."}};
+        QJsonObject claudeCode{{"model", "starter"},
+                               {"max_tokens", 256},
+                               {"system", "You are Claude Code."},
+                               {"messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", "hi"}}, agents}}};
+        const HttpResult sonnet = gw.post(QStringLiteral("/v1/messages"), claudeCode);
+        QVERIFY2(sonnet.status == 200, sonnet.body.constData());
+        QCOMPARE(sonnet.header("x-switchman-candidate"), QByteArray("pa/claude-sonnet-4-5"));
+        QCOMPARE(sonnet.header("x-switchman-dropped"), QByteArray("messages[role=system]"));
+        QCOMPARE(rolesSent(gw.anthropicA), QStringList{"user"});
+        QCOMPARE(sentTo(gw.anthropicA).value("system").toArray().last().toObject().value("text").toString(),
+                 QStringLiteral("Available agents: general."));
+        QCOMPARE(gw.openaiB.requests().size(), 0);
+        // Opus 4.8 takes it where the client put it.
+        claudeCode.insert("model", "opus");
+        const HttpResult opus = gw.post(QStringLiteral("/v1/messages"), claudeCode);
+        QVERIFY2(opus.status == 200, opus.body.constData());
+        QVERIFY(opus.header("x-switchman-dropped").isEmpty());
+        QCOMPARE(rolesSent(gw.anthropicA), QStringList({"user", "system"}));
+        // ...but not before a user turn, where the empty answer of another API's after it, left out,
+        // would leave it.
+        claudeCode.insert("messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", "hi"}}, agents,
+                                                 QJsonObject{{"role", "assistant"}, {"content", QJsonArray()}},
+                                                 QJsonObject{{"role", "user"}, {"content", "again"}}});
+        const HttpResult bereft = gw.post(QStringLiteral("/v1/messages"), claudeCode);
+        QVERIFY2(bereft.status == 200, bereft.body.constData());
+        QCOMPARE(bereft.header("x-switchman-dropped"), QByteArray("messages[role=system]"));
+        QCOMPARE(rolesSent(gw.anthropicA), QStringList({"user", "user"}));
+
+        // F2: a tool change in a system message reaches the Claude that takes it as the client wrote it...
+        const QJsonObject toolChange{{"type", "tool_addition"},
+                                     {"tool", QJsonObject{{"type", "tool_reference"}, {"name", "get_weather"}}}};
+        QJsonObject tools{
+            {"model", "opus"},
+            {"max_tokens", 256},
+            {"tools",
+             QJsonArray{QJsonObject{
+                 {"name", "get_weather"}, {"input_schema", QJsonObject{{"type", "object"}}}, {"defer_loading", true}}}},
+            {"messages",
+             QJsonArray{QJsonObject{{"role", "user"}, {"content", "weather in Paris?"}},
+                        QJsonObject{{"role", "system"},
+                                    {"content", QJsonArray{QJsonObject{{"type", "text"}, {"text", "Weather is here."}},
+                                                           toolChange}}}}}};
+        const HttpResult changed = gw.post(QStringLiteral("/v1/messages"), tools);
+        QVERIFY2(changed.status == 200, changed.body.constData());
+        QCOMPARE(sentTo(gw.anthropicA).value("messages").toArray().last().toObject().value("content").toArray().last(),
+                 QJsonValue(toolChange));
+        // ...and passes over the candidates that cannot take it, with a 400 that names it.
+        const qsizetype asked = gw.anthropicA.requests().size();
+        tools.insert("model", "starter");
+        const HttpResult nowhere = gw.post(QStringLiteral("/v1/messages"), tools);
+        QCOMPARE(nowhere.status, 400);
+        QVERIFY2(nowhere.body.contains("tool_addition"), nowhere.body.constData());
+        QCOMPARE(gw.anthropicA.requests().size(), asked);
+        QCOMPARE(gw.openaiB.requests().size(), 0);
+
+        // F3: what pi-ai sends a reasoning model at a base URL it does not know, to DeepSeek.
+        const QJsonObject piAi{{"model", "deepseek"},
+                               {"store", false},
+                               {"messages", QJsonArray{QJsonObject{{"role", "developer"}, {"content", "One line."}},
+                                                       QJsonObject{{"role", "user"}, {"content", "hi"}}}}};
+        const HttpResult toDeepSeek = gw.post(QStringLiteral("/v1/chat/completions"), piAi);
+        QVERIFY2(toDeepSeek.status == 200, toDeepSeek.body.constData());
+        QVERIFY(toDeepSeek.header("x-switchman-dropped").isEmpty()); // store: false, the default, loses nothing
+        QCOMPARE(rolesSent(gw.openaiB), QStringList({"system", "user"}));
+        QVERIFY(!sentTo(gw.openaiB).contains("store"));
     }
 
     // Requests the gateway converted that the provider would refuse with a 400, which ends the chain
