@@ -240,7 +240,19 @@ std::optional<int> statusForOpenAIError(const QJsonObject &error) {
         {QStringLiteral("service_unavailable"), 503},
         {QStringLiteral("timeout"), 504},
     };
-    return lookup(statuses, code.isString() ? code.toString() : error.value(L("type")).toString());
+    // A code the table does not list ("unsupported_value", "invalid_value", Gemini's
+    // "INVALID_ARGUMENT" behind a proxy) is no status: the status a gateway put there as a string
+    // ("400", LiteLLM) is, and then the error's type ("invalid_request_error" -> 400). Without one,
+    // an in-band request error was a 502 server_error to the client and, when its words sounded
+    // transient, retried or failed over and marked as the provider's outage (probe AB1 F3).
+    if (code.isString()) {
+        if (const auto status = lookup(statuses, code.toString()))
+            return status;
+        bool number = false;
+        if (const int status = code.toString().trimmed().toInt(&number); number && status >= 400 && status < 600)
+            return status;
+    }
+    return lookup(statuses, error.value(L("type")).toString());
 }
 
 std::optional<int> statusForGoogleStatus(const QString &status) {

@@ -49,7 +49,8 @@ GoogleLimit googleLimit(const rj::Value *error);
 
 // HTTP-like status for an Anthropic error type (overloaded_error -> 529), nullopt when unknown.
 std::optional<int> statusForAnthropicError(const QString &type);
-// HTTP-like status for an OpenAI error object's code/type ("rate_limit_exceeded" -> 429).
+// HTTP-like status for an OpenAI error object: its code ("rate_limit_exceeded" -> 429, a status as a
+// number or a string), else its type ("invalid_request_error" -> 400).
 std::optional<int> statusForOpenAIError(const QJsonObject &error);
 // HTTP-like status for a Google error status name (RESOURCE_EXHAUSTED -> 429).
 std::optional<int> statusForGoogleStatus(const QString &status);

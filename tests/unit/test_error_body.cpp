@@ -230,6 +230,47 @@ private slots:
             status(wire::Api::OpenAIResponses, R"({"error":{"type":"server_error","code":"rate_limit_exceeded"}})"),
             std::optional<int>(429));
         QCOMPARE(status(wire::Api::AnthropicMessages, "<html>Sign in</html>"), std::nullopt);
+        QCOMPARE(status(wire::Api::OpenAICompletions,
+                        R"({"error":{"type":"invalid_request_error","code":"unsupported_value"}})"),
+                 std::optional<int>(400));
+    }
+
+    // An OpenAI-shaped error whose code the table does not list is still the request's error when
+    // its type says so: OpenAI's 400 codes are mostly specific strings, Gemini's status comes as the
+    // code behind a proxy, and LiteLLM puts the status there as a string. Read for its code alone,
+    // such an error sent in band (another Switchman, a gateway that opens its stream early) reached
+    // the client as 502 server_error, and was retried or failed over when its words sounded
+    // transient (probe AB1 F3).
+    void anUnlistedOpenAICodeFallsBackToItsStatusOrType_data() {
+        QTest::addColumn<QJsonObject>("error");
+        QTest::addColumn<std::optional<int>>("expected");
+        const auto error = [](const QJsonValue &code, const QString &type) {
+            return QJsonObject{{L("message"), QStringLiteral("m")}, {L("type"), type}, {L("code"), code}};
+        };
+        const QString request = QStringLiteral("invalid_request_error");
+        QTest::newRow("unsupported_value")
+            << error(QStringLiteral("unsupported_value"), request) << std::optional<int>(400);
+        QTest::newRow("Gemini INVALID_ARGUMENT")
+            << error(QStringLiteral("INVALID_ARGUMENT"), request) << std::optional<int>(400);
+        QTest::newRow("a status as a string")
+            << error(QStringLiteral("422"), QStringLiteral("BadRequestError")) << std::optional<int>(422);
+        QTest::newRow("a status as a string, over the type")
+            << error(QStringLiteral("404"), request) << std::optional<int>(404);
+        // What the table lists still decides first.
+        QTest::newRow("a listed code") << error(QStringLiteral("rate_limit_exceeded"), request)
+                                       << std::optional<int>(429);
+        QTest::newRow("a number") << error(413, request) << std::optional<int>(413);
+        QTest::newRow("no code") << error(QJsonValue(), request) << std::optional<int>(400);
+        // A string that is no status, with an unknown type: still nothing.
+        QTest::newRow("200 as a string") << error(QStringLiteral("200"), QStringLiteral("tokens"))
+                                         << std::optional<int>();
+        QTest::newRow("unknown both") << error(QStringLiteral("unsupported_value"), QStringLiteral("tokens"))
+                                      << std::optional<int>();
+    }
+    void anUnlistedOpenAICodeFallsBackToItsStatusOrType() {
+        QFETCH(QJsonObject, error);
+        QFETCH(std::optional<int>, expected);
+        QCOMPARE(wire::statusForOpenAIError(error), expected);
     }
 };
 
