@@ -29,11 +29,12 @@ struct AttemptLoop::Attempt {
     qint64 unreadGraceFor = -1; // the lastByteMs whose silence was given kUnreadGraceMs more (onIdle)
     int status = 0;
     std::optional<qint64> ttftMs;
-    std::unique_ptr<AttemptBudget> budget; // armed once, before the first launch; covers every try
-                                           // (armBudget), settled when the attempt ends (endAttempt)
-    bool budgetIsTheClients = false;       // it ends before the configured deadline's would (ownDeadlineMs)
-    bool budgetForTheLastResort = false;   // it ends at the deadline, where a held-down follower is asked
-    bool lastResort = false;               // the held-down follower, asked at the deadline
+    std::unique_ptr<AttemptBudget> budget;     // armed once, before the first launch; covers every try
+                                               // (armBudget), settled when the attempt ends (endAttempt)
+    bool budgetIsTheClients = false;           // it ends before the configured deadline's would (ownDeadlineMs)
+    bool budgetForTheLastResort = false;       // it ends at the deadline, where a held-down follower is asked
+    bool lastResort = false;                   // the held-down follower, asked at the deadline
+    util::Clock::TimerId budgetGraceTimer = 0; // the budget ran out with bytes unread: a moment to read them
     CommitHold hold;
     QList<QByteArray> heldRaw; // passthrough frames held with the hold's events
     qint64 heldRawBytes = 0;
@@ -48,6 +49,10 @@ struct AttemptLoop::Attempt {
     bool readPaused = false;
     qint64 pausedAtMs = 0; // readPaused since: the silence from then on is the client's
     MendState mended;      // what its upstream refused of the request, and what the request is sent as since
+
+    // The budget ran out, and no meaningful event read in its grace lifted it (onBudgetExpired):
+    // the try was cut by the gateway.
+    bool budgetTimedOut() const { return budget && budget->timedOut() && !ttftMs; }
 };
 
 namespace {
@@ -141,7 +146,7 @@ AttemptLoop::~AttemptLoop() {
     for (auto &[id, a] : m_attempts) {
         if (a->phase != Phase::Done && m_deps.runner)
             m_deps.runner->abort(id);
-        for (auto timer : {a->idleTimer, a->retryTimer, a->errorBodyTimer})
+        for (auto timer : {a->idleTimer, a->retryTimer, a->errorBodyTimer, a->budgetGraceTimer})
             if (timer)
                 m_clock.cancel(timer);
     }
@@ -484,9 +489,11 @@ void AttemptLoop::armBudget(Attempt &a) {
 void AttemptLoop::endAttempt(Attempt &a) {
     if (a.budget)
         a.budget->settle();
-    if (a.retryTimer)
-        m_clock.cancel(a.retryTimer);
-    a.retryTimer = 0;
+    for (util::Clock::TimerId *timer : {&a.retryTimer, &a.budgetGraceTimer})
+        if (*timer) {
+            m_clock.cancel(*timer);
+            *timer = 0;
+        }
     a.phase = Phase::Done;
 }
 
@@ -837,7 +844,7 @@ void AttemptLoop::settle(Attempt &a) {
 
 void AttemptLoop::attemptFailed(Attempt &a, const TryFailure &failure) {
     // What follows is decided from the facts alone (FailureDecision::decide), then carried out.
-    const FailureDecision d = FailureDecision::decide(failure, a.budget && a.budget->timedOut(), a.mended);
+    const FailureDecision d = FailureDecision::decide(failure, a.budgetTimedOut(), a.mended);
     settle(a);
     a.phase = Phase::Backoff;
     if (m_clientGone)
@@ -987,7 +994,7 @@ bool AttemptLoop::saysLessThanTheLastFailure(const UpstreamFailure &failure) con
 void AttemptLoop::afterFailure(Attempt &a, const UpstreamFailure &failure, const QString &cause) {
     // Cut by a budget the client's own wait made shorter than the gateway's: no evidence against
     // the provider (probe S2 F2), so no mark and no failure counted; the next candidate still answers.
-    const bool onTheClientsClock = a.budgetIsTheClients && a.budget && a.budget->timedOut();
+    const bool onTheClientsClock = a.budgetIsTheClients && a.budgetTimedOut();
     endAttempt(a);
     if (!saysLessThanTheLastFailure(failure)) {
         m_lastFailure = failure;
@@ -1193,23 +1200,43 @@ void AttemptLoop::onBudgetExpired(AttemptId id) {
     Attempt *a = live(id);
     if (!a)
         return;
+    // Bytes waiting unread when the budget ends may hold a first token that came in time: the loop
+    // was held past the end (a paused process, a busy thread) and runs its timers before its reads
+    // on resume. Such a candidate was cut and marked, its answer thrown away, and the fallback
+    // answered (probe AB1 F1; the idle timer's case is probe V2 F5). They are read first: a
+    // meaningful event among them lifts the budget, as one in time does, and the attempt goes on.
+    if (a->phase == Phase::Upstream && m_deps.runner->hasUnreadBytes(id)) {
+        a->budgetGraceTimer = m_clock.schedule(kUnreadGraceMs, [this, id]() {
+            Attempt *t = live(id);
+            if (!t)
+                return;
+            t->budgetGraceTimer = 0;
+            if (!t->ttftMs)
+                cutAtBudget(*t);
+        });
+        return;
+    }
+    cutAtBudget(*a);
+}
+
+void AttemptLoop::cutAtBudget(Attempt &a) {
     TryFailure f;
-    if (a->phase == Phase::Backoff && a->retryTimer) { // the backoff ends with the attempt (endAttempt)
+    if (a.phase == Phase::Backoff && a.retryTimer) { // the backoff ends with the attempt (endAttempt)
         f.input.message = QStringLiteral("attempt budget expired during provider retries");
-    } else if (a->phase == Phase::Setup) {
+    } else if (a.phase == Phase::Setup) {
         f.input.message = QStringLiteral("attempt budget expired during credential setup");
-    } else if (a->phase == Phase::Upstream) {
+    } else if (a.phase == Phase::Upstream) {
         f.input.message = QStringLiteral("attempt budget expired before the first token");
     } else {
         return;
     }
-    if (a->budgetIsTheClients)
+    if (a.budgetIsTheClients)
         f.input.message += QStringLiteral(" (brought inside the client's own wait, X-Stainless-Timeout: not marked)");
-    if (a->budgetForTheLastResort) {
+    if (a.budgetForTheLastResort) {
         f.input.message.replace(QLatin1String("attempt budget expired"), QLatin1String("request deadline reached"));
         m_lastResortDue = true; // the held-down follower is asked, though the deadline has passed
     }
-    attemptFailed(*a, f); // settles the try; the budget's timedOut() makes it server_error
+    attemptFailed(a, f); // settles the try; the budget's timeout makes it server_error
 }
 
 void AttemptLoop::onDeadline() {

@@ -268,7 +268,8 @@ public:
     // the failover; the body only refines the kind (insufficient_quota, context length), and an
     // upstream that trickles it, or sends one without end, must not hold the request meanwhile.
     static constexpr qint64 kErrorBodyWindowMs = 1000;
-    // A silent try whose connection holds unread bytes gets this long more to read them (onIdle).
+    // A silent try whose connection holds unread bytes gets this long more to read them (onIdle), and
+    // so does one whose budget ends with bytes unread (onBudgetExpired).
     static constexpr qint64 kUnreadGraceMs = 1000;
 
     struct Deps {
@@ -370,6 +371,7 @@ private:
     void armIdle(Attempt &a, qint64 delayMs);
     void onIdle(AttemptId id);
     void onBudgetExpired(AttemptId id);
+    void cutAtBudget(Attempt &a);
     void onDeadline();
     void writeKeepalive();
 

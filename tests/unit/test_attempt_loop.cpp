@@ -937,6 +937,61 @@ private Q_SLOTS:
         QVERIFY(h.done && h.client.commits.size() == 1);
     }
 
+    // The loop was held across the attempt budget's end (a paused process, a busy thread) while the
+    // candidate's first token arrived in time: on resume the budget ran before the read, and the
+    // candidate that had answered was cut and marked, and the fallback answered (probe AB1 F1). What
+    // waits unread is read first: a first token among it lifts the budget.
+    void aFirstTokenWaitingUnreadAtTheBudgetsEndIsRead_data() {
+        QTest::addColumn<bool>("stream");
+        QTest::newRow("stream") << true;
+        QTest::newRow("json") << false;
+    }
+    void aFirstTokenWaitingUnreadAtTheBudgetsEndIsRead() {
+        QFETCH(bool, stream);
+        Harness h({candidate("pa"), candidate("pb")}, stream);
+        h.settings.deadlineMs = 20000;
+        h.start();
+        h.loop->onResponseHead(h.id(), 200, false);
+        h.runner.unread = true;
+        h.clock.advance(10000); // the budget's end, the loop running again only now
+        QCOMPARE(h.runner.starts.size(), 1);
+        QVERIFY(h.runner.aborts.isEmpty());
+        h.runner.unread = false;
+        h.frame({ev(EventType::Start), ev(EventType::TextStart), ev(EventType::TextDelta, QStringLiteral("Hello"))});
+        h.clock.advance(AttemptLoop::kUnreadGraceMs);
+        QCOMPARE(h.runner.starts.size(), 1);
+        QVERIFY(h.runner.aborts.isEmpty());
+        h.frame({ev(EventType::TextEnd), ev(EventType::Done)});
+        QVERIFY(h.done);
+        QCOMPARE(h.outcomes(), QStringList{"pa:committed"});
+        QCOMPARE(stream ? h.client.commits.first().candidate : h.client.answered->candidate, candidate("pa").name());
+        QVERIFY(h.marks.active().isEmpty());
+        QVERIFY(h.seen.failures.isEmpty());
+    }
+
+    // What waited unread held no first token (pings, a role chunk): the budget cuts the try at the
+    // grace's end, as it would have at its own.
+    void noFirstTokenWaitingUnreadAtTheBudgetsEndIsCutAfterTheGrace() {
+        Harness h({candidate("pa"), candidate("pb")}, true);
+        h.settings.deadlineMs = 20000;
+        h.start();
+        const AttemptId first = h.id();
+        h.loop->onResponseHead(first, 200, false);
+        h.runner.unread = true;
+        h.clock.advance(10000);
+        h.frame({ev(EventType::Start)}); // not meaningful
+        h.clock.advance(AttemptLoop::kUnreadGraceMs - 1);
+        QCOMPARE(h.runner.starts.size(), 1);
+        h.clock.advance(1);
+        QVERIFY(h.runner.aborts.contains(first));
+        QCOMPARE(h.runner.lastProvider(), QStringLiteral("pb"));
+        QCOMPARE(h.seen.rows.first().logOutcome, QStringLiteral("budget"));
+        QCOMPARE(h.seen.rows.first().failure, QStringLiteral("server_error"));
+        h.answer();
+        QVERIFY(h.done);
+        QCOMPARE(h.clock.pendingTimers(), 0);
+    }
+
     void stallAfter200HitsBudget() {
         // Moved from the real-clock integration test: a 200 and then nothing, with a follower.
         Harness h({candidate("pa"), candidate("pb")}, false);
