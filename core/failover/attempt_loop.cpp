@@ -859,7 +859,10 @@ void AttemptLoop::attemptFailed(Attempt &a, const TryFailure &failure) {
         return stopWithUpstreamError(a, failure.input);
     if (d.mayRotate && rotateCredential(a, failure, d.failure))
         return startTry(a, true);
-    if (d.mayRetry && tryInAttemptRetry(a, d.failure))
+    // An upstream that said its failure is final (x-should-retry: false, carried on its error) is
+    // not asked again; the follower still is: its upstream is another.
+    if (d.mayRetry &&
+        tryInAttemptRetry(a, d.failure, failure.upstreamError && failure.upstreamError->shouldRetry == false))
         return;
     // A host that answered in a form the gateway does not read answers the same to the SDK's own
     // retries, each one generated and billed (probe T2 F3); a certificate refused is refused again.
@@ -921,7 +924,7 @@ bool AttemptLoop::rotateCredential(Attempt &a, const TryFailure &failure, const 
     return true;
 }
 
-bool AttemptLoop::tryInAttemptRetry(Attempt &a, const UpstreamFailure &failure) {
+bool AttemptLoop::tryInAttemptRetry(Attempt &a, const UpstreamFailure &failure, bool upstreamSaidFinal) {
     // With a follower, fail over at once (unless the provider asks for its own
     // retries first); without one, retry the same candidate with backoff.
     RetryInput in;
@@ -937,6 +940,7 @@ bool AttemptLoop::tryInAttemptRetry(Attempt &a, const UpstreamFailure &failure) 
     if (a.budget)
         in.budgetEndsAtMs = a.budget->endsAtMs();
     in.afterContent = a.ttftMs.has_value(); // set by the try's first meaningful event
+    in.upstreamSaidFinal = upstreamSaidFinal;
     const auto next = RetryPolicy::nextDelay(in, m_deps.random);
     if (!next)
         return false;
@@ -1384,6 +1388,11 @@ void AttemptLoop::finishWithFailure(const GatewayError &errorIn, bool markedRetr
         error.providerType = m_upstreamError->providerType;
         error.param = m_upstreamError->param;
     }
+    // The upstream said its failure is final, and the client hears that failure: its SDK is told so
+    // too, as it would have been asking that upstream itself, not left to retry twice after sleeping
+    // the Retry-After (probe AB1 F2).
+    if (m_upstreamError && m_upstreamError->shouldRetry == false && error.status == m_upstreamError->status)
+        error.shouldRetry = false;
     if (markedRetryAfter && m_settings.failoverEnabled && m_resolution.chain.size() > 1) {
         // Every candidate marked: tell the client when the first one comes back. A lone candidate
         // ignores its mark, so the upstream's own Retry-After stays: a retry then is served.

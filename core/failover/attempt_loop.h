@@ -360,7 +360,7 @@ private:
     void attemptFailed(Attempt &a, const TryFailure &failure);
     void retryMended(Attempt &a, const FailureDecision &d, const FailureInput &input);
     bool rotateCredential(Attempt &a, const TryFailure &failure, const UpstreamFailure &classified);
-    bool tryInAttemptRetry(Attempt &a, const UpstreamFailure &failure);
+    bool tryInAttemptRetry(Attempt &a, const UpstreamFailure &failure, bool upstreamSaidFinal);
     void afterFailure(Attempt &a, const UpstreamFailure &failure, const QString &cause = {});
     // The failure the client would hear tells less than the one it already holds (the .cpp says when).
     bool saysLessThanTheLastFailure(const UpstreamFailure &failure) const;

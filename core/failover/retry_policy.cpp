@@ -20,6 +20,11 @@ std::optional<qint64> RetryPolicy::nextDelay(const RetryInput &in, const Random 
         return std::nullopt;
     if (in.afterContent)
         return std::nullopt;
+    // A gateway or proxy that already retried says so; asked again, its upstreams are asked again, and
+    // each hop's retries multiply the next one's (a desktop Switchman in front of a team's: 16 upstream
+    // calls in 9.9 s instead of 4 in 1.8 s; probe AB1 F2). The SDKs obey it over their own rules.
+    if (in.upstreamSaidFinal)
+        return std::nullopt;
     const int allowed = in.hasFollower ? in.retriesBeforeFailover : in.maxRetries;
     if (in.retriesSoFar >= allowed)
         return std::nullopt;
@@ -37,6 +42,10 @@ std::optional<qint64> RetryPolicy::nextDelay(const RetryInput &in, const Random 
     if (in.budgetEndsAtMs && in.nowMs + delay >= *in.budgetEndsAtMs)
         return std::nullopt;
     return delay;
+}
+
+bool RetryPolicy::upstreamSaysFinal(const upstream::HeaderList &headers) {
+    return upstream::headerValue(headers, "x-should-retry").trimmed().compare("false", Qt::CaseInsensitive) == 0;
 }
 
 } // namespace sw::failover

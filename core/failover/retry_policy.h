@@ -4,6 +4,7 @@
 // jitter is testable.
 
 #include "core/failover/upstream_failure.h"
+#include "core/upstream/http_types.h"
 
 #include <functional>
 #include <optional>
@@ -26,6 +27,9 @@ struct RetryInput {
     // broke after content is not asked for again from the same candidate, which would bill the
     // generation twice (SPEC 3: never retried after the attempt committed).
     bool afterContent = false;
+    // The upstream said its failure is final (x-should-retry: false on its error answer: a gateway or
+    // proxy that already retried, the SDKs' own convention): not asked again. The follower still is.
+    bool upstreamSaidFinal = false;
 };
 
 class RetryPolicy {
@@ -38,6 +42,10 @@ public:
     // failure is then classified for failover). Backoff 500 ms · 2^n plus up to 25 %
     // jitter; a Retry-After raises it; one longer than maxRetryDelayMs ends the attempt.
     static std::optional<qint64> nextDelay(const RetryInput &in, const Random &random);
+
+    // An error answer's `x-should-retry: false`: the upstream's word that asking it again is useless.
+    // Only `false` counts: a `true` never makes a retry of what SPEC 3 does not retry (a 400).
+    static bool upstreamSaysFinal(const upstream::HeaderList &headers);
 };
 
 } // namespace sw::failover

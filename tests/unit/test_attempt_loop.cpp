@@ -1087,6 +1087,50 @@ private Q_SLOTS:
         QCOMPARE(h.outcomes(), (QStringList{"pa:retrying", "pb:committed"}));
     }
 
+    // A 503 whose upstream said x-should-retry: false (a gateway or proxy that already retried): the
+    // lone candidate was asked twice more, each Retry-After slept, and the client's SDK was left to
+    // retry it again (probe AB1 F2). It is asked once and the client is told the failure is final; a
+    // follower is still asked, at once, past the provider's retriesBeforeFailover.
+    void anUpstreamsFinalFailureIsNotRetried_data() {
+        QTest::addColumn<bool>("follower");
+        QTest::newRow("lone") << false;
+        QTest::newRow("with a follower") << true;
+    }
+    void anUpstreamsFinalFailureIsNotRetried() {
+        QFETCH(bool, follower);
+        QList<Candidate> chain{candidate("pa")};
+        if (follower)
+            chain.append(candidate("pb"));
+        Harness h(chain, false);
+        h.resolution.chain[0].provider.maxRetries = 2;
+        h.resolution.chain[0].provider.retriesBeforeFailover = 2;
+        h.start();
+        h.loop->onResponseHead(h.id(), 503, true);
+        TryFailure f;
+        f.fromHeaders = true;
+        f.input.status = 503;
+        f.input.message = QStringLiteral("upstream overloaded, retries exhausted");
+        f.input.retryAfterMs = 3000;
+        model::GatewayError said = model::GatewayError::make(503, model::ErrorCategory::Overloaded, {});
+        said.upstreamApi = QStringLiteral("openai-completions");
+        said.code = QStringLiteral("server_error");
+        said.shouldRetry = false;
+        f.upstreamError = said;
+        h.loop->onFailure(h.id(), f);
+        h.clock.advance(10000);
+        QVERIFY(h.seen.notes.filter(QStringLiteral("provider retry")).isEmpty());
+        if (follower) {
+            QCOMPARE(h.runner.starts.size(), 2);
+            QCOMPARE(h.runner.lastProvider(), QStringLiteral("pb"));
+            return;
+        }
+        QCOMPARE(h.runner.starts.size(), 1);
+        QVERIFY(h.done);
+        QCOMPARE(h.client.failed->status, 503);
+        QCOMPARE(h.client.failed->retryAfterMs, std::optional<qint64>(3000));
+        QCOMPARE(h.client.failed->shouldRetry, std::optional<bool>(false));
+    }
+
     void budgetCutsTheProviderRetryBackoff() {
         Harness h({candidate("pa"), candidate("pb")}, false);
         h.settings.deadlineMs = 20000;

@@ -66,6 +66,24 @@ private Q_SLOTS:
         in.afterContent = true;
         QVERIFY(!RetryPolicy::nextDelay(in, kNoJitter));
     }
+    // x-should-retry: false on the upstream's error (a gateway or proxy that already retried, the
+    // convention the SDKs obey): a 503 was retried twice on a lone candidate, each Retry-After slept,
+    // and behind another gateway each hop's retries multiplied the next one's (probe AB1 F2).
+    void anUpstreamsFinalWordIsNotRetried() {
+        for (const bool follower : {false, true}) {
+            auto in = input(FailureKind::ServerError, 0, follower);
+            in.failure.status = 503;
+            QVERIFY(RetryPolicy::nextDelay(in, kNoJitter));
+            in.upstreamSaidFinal = true;
+            QVERIFY(!RetryPolicy::nextDelay(in, kNoJitter));
+        }
+        using Headers = sw::upstream::HeaderList;
+        QVERIFY(RetryPolicy::upstreamSaysFinal(Headers{{"X-Should-Retry", " False"}}));
+        QVERIFY(RetryPolicy::upstreamSaysFinal(Headers{{"retry-after", "3"}, {"x-should-retry", "false"}}));
+        QVERIFY(!RetryPolicy::upstreamSaysFinal(Headers{{"x-should-retry", "true"}}));
+        QVERIFY(!RetryPolicy::upstreamSaysFinal(Headers{{"retry-after", "3"}}));
+        QVERIFY(!RetryPolicy::upstreamSaysFinal(Headers{}));
+    }
     void retryAfterRaisesOrEndsTheAttempt() {
         auto in = input(FailureKind::RateLimited, 0);
         in.failure.retryAfterMs = 7000;
