@@ -3,6 +3,7 @@
 #include "core/credentials/credential_pools.h"
 #include "core/credentials/park_policy.h"
 #include "core/failover/failure_classifier.h"
+#include "core/failover/retry_policy.h"
 #include "core/http/content_coding.h"
 #include "core/upstream/canonical_stream_builder.h"
 #include "core/upstream/delta_secret_scrub.h"
@@ -1547,6 +1548,10 @@ void UpstreamAttempts::reportErrorAnswer(Try &t) {
     upstream.code = redacted(t, info.errorType);
     upstream.providerType = redacted(t, info.providerType);
     upstream.param = redacted(t, info.param);
+    // x-should-retry: false, the upstream's word that its failure is final (a gateway or proxy that
+    // already retried): the same candidate is not asked again, and the client is told so too.
+    if (failover::RetryPolicy::upstreamSaysFinal(t.errorHeaders))
+        upstream.shouldRetry = false;
     f.upstreamError = upstream;
     f.input.status = t.status;
     // An empty body says nothing: the status is what the client can act on.

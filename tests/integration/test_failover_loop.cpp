@@ -2169,6 +2169,28 @@ private Q_SLOTS:
         QCOMPARE(first.asked, 1);
     }
 
+    // A 503 whose upstream says its failure is final (`x-should-retry: false`: a proxy or gateway
+    // that already retried) was asked twice more on a lone route, the client waiting out each
+    // Retry-After (probe AB1 F2). It hears at once, and is told not to retry either.
+    void anUpstreamsFinalFailureReachesALoneRoutesClientAtOnce() {
+        const QByteArray body = "{\"error\":{\"type\":\"overloaded\",\"message\":\"every candidate failed\"}}";
+        CannedAnswerServer alone("HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+                                 "Retry-After: 1\r\nx-should-retry: false\r\nContent-Length: " +
+                                     QByteArray::number(body.size()) + "\r\n\r\n" + body,
+                                 true);
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pa")].baseUrl = alone.url();
+        gw.config.providers[QStringLiteral("pa")].maxRetries = 2; // a lone candidate's 503 is retried twice
+        gw.start();
+        const auto r = gw.post(QStringLiteral("/v1/messages"),
+                               GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), false),
+                               {}, 20000);
+        QCOMPARE(r.status, 503);
+        QCOMPARE(alone.asked, 1);
+        QCOMPARE(r.header("x-should-retry"), QByteArray("false"));
+        QCOMPARE(r.header("retry-after"), QByteArray("1"));
+    }
+
     // obs-fold (RFC 9112 5.2): a folded line is part of the field before it. Read as a field of its
     // own, "Content-Encoding: gzip" made this good answer unreadable, and its host was marked
     // (probe T2 F2).
