@@ -146,6 +146,7 @@ int runGateway(const CliOptions &options, const config::Config &config) {
         windowOptions.configPath = options.demo                   ? QString()
                                    : options.configPath.isEmpty() ? config::defaultConfigPath()
                                                                   : options.configPath;
+        windowOptions.listenGiven = options.listen;
         window = std::make_unique<ui::MainWindow>(&host, windowOptions);
         // The publisher lives on the engine thread; its snapshots reach the window by queued signal.
         snapshot::SnapshotPublisher *publisher = nullptr;

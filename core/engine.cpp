@@ -689,8 +689,44 @@ QStringList Engine::waitingForRestart() const {
     return out;
 }
 
-void Engine::applyConfig(const config::Config &incoming) {
+QString Engine::refusalOf(const config::Config &next) const {
+    // The listener never moves while the gateway runs: what it is bound to decides what a
+    // configuration may take away. One that says loopback (or a start given --listen) must not turn
+    // off the keys of a listener the network can reach.
+    if (m_tcp && !m_host.isLoopback() && next.tenants.isEmpty())
+        return QStringLiteral("refused: this gateway listens on %1, which the network can reach, and the "
+                              "configuration has no tenants, so anyone could use your provider keys and the admin "
+                              "API. Add a tenant (`switchman key create`), or restart it on a loopback address")
+            .arg(baseUrl());
+    // Nor is a provider at the gateway's own address judged by the configuration's `listen`: with
+    // --listen at start, or a `listen` edited since, it is not where the gateway listens, and a
+    // provider pointing back here was applied and then answered every request 508 (probe K1 6).
+    const QString listening =
+        m_tcp ? baseUrl().mid(7) : (m_options.listenGiven.isEmpty() ? m_ctx.config->listen : m_options.listenGiven);
+    QStringList problems;
+    for (const auto &e : config::providersAtListener(next, listening))
+        problems << e.toString();
+    return problems.join(QStringLiteral("; "));
+}
+
+bool Engine::applyConfig(const config::Config &incoming, QString *error) {
+    // Every configuration passes here, from the file (a reload) or from the window's Save: the
+    // window once applied what it saved unchecked, and a file that said loopback with its last
+    // tenant removed opened a --listen LAN listener to callers with no key (probe AB4 F1).
+    if (const QString why = refusalOf(incoming); !why.isEmpty()) {
+        if (error)
+            *error = why;
+        return false; // the running configuration stays as it was
+    }
     config::Config cfg = incoming;
+    // Given --listen at start, the same command line gives it again: the file's address is not the
+    // next start's, and the configuration keeps saying where the gateway listens (the first reload
+    // once warned of a change that would never come: probe I3 5).
+    if (!m_options.listenGiven.isEmpty())
+        cfg.listen = m_options.listenGiven;
+    else if (cfg.listen != m_ctx.config->listen)
+        m_telemetry->log(QStringLiteral("warn"), QStringLiteral("listen address changes at the next start"),
+                         {{QStringLiteral("listening"), baseUrl()}, {QStringLiteral("file"), cfg.listen}});
     // Simulated providers keep the loopback URL of their running fake.
     for (auto it = cfg.providers.begin(); it != cfg.providers.end(); ++it)
         if (auto *fake = m_demo.value(it->id))
@@ -722,6 +758,7 @@ void Engine::applyConfig(const config::Config &incoming) {
     m_reloadRefused.clear(); // what runs now is what was read (or saved by the window)
     m_telemetry->log(QStringLiteral("info"), QStringLiteral("configuration applied"));
     Q_EMIT configApplied();
+    return true;
 }
 
 void Engine::prewarmCredentials() {
@@ -806,48 +843,18 @@ server::EngineControl::HealthNote Engine::usageHealth() const {
 }
 
 bool Engine::reloadFromFile(QString *error) {
-    const auto refused = [this, error](const config::LoadResult &loaded) {
+    QString why;
+    if (const auto loaded = config::load(m_options.configPath); !loaded.ok()) {
         QStringList lines;
         for (const auto &e : loaded.errors)
             lines << e.toString();
-        if (error)
-            *error = QStringLiteral("%1: %2").arg(m_options.configPath, lines.join(QStringLiteral("; ")));
-        return false; // the running configuration stays as it was
-    };
-    const auto loaded = config::load(m_options.configPath);
-    if (!loaded.ok())
-        return refused(loaded);
-    // A reload never moves the listener: what it is bound to decides what the file may take
-    // away. A file that says loopback (or was given --listen at start) must not turn off the
-    // keys of a listener the network can reach.
-    if (m_tcp && !m_host.isLoopback() && loaded.config->tenants.isEmpty()) {
-        if (error)
-            *error =
-                QStringLiteral("%1: refused: this gateway listens on %2, which the network can reach, and the file "
-                               "has no tenants, so anyone could use your provider keys and the admin API. Add a "
-                               "tenant (`switchman key create`), or restart it on a loopback address")
-                    .arg(m_options.configPath, baseUrl());
-        return false;
+        why = lines.join(QStringLiteral("; "));
+    } else if (applyConfig(*loaded.config, &why)) {
+        return true;
     }
-    // Nor is a provider at the gateway's own address judged by the file's `listen`: with --listen at
-    // start, or a `listen` edited since, it is not where the gateway listens, and a provider pointing
-    // back here passed the reload and then answered every request 508 (probe K1 6).
-    const QString listening =
-        m_tcp ? baseUrl().mid(7) : (m_options.listenGiven.isEmpty() ? m_ctx.config->listen : m_options.listenGiven);
-    if (loaded.config->listen != listening)
-        if (const auto judged = config::load(m_options.configPath, listening); !judged.ok())
-            return refused(judged);
-    // Given --listen at start, the same command line gives it again: the file's address is not the
-    // next start's, and the configuration keeps saying where the gateway listens (the first reload
-    // once warned of a change that would never come: probe I3 5).
-    config::Config next = *loaded.config;
-    if (!m_options.listenGiven.isEmpty())
-        next.listen = m_options.listenGiven;
-    else if (next.listen != m_ctx.config->listen)
-        m_telemetry->log(QStringLiteral("warn"), QStringLiteral("listen address changes at the next start"),
-                         {{QStringLiteral("listening"), baseUrl()}, {QStringLiteral("file"), next.listen}});
-    applyConfig(next);
-    return true;
+    if (error)
+        *error = QStringLiteral("%1: %2").arg(m_options.configPath, why);
+    return false; // the running configuration stays as it was
 }
 
 } // namespace sw

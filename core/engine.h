@@ -97,7 +97,9 @@ public:
     QStringList waitingForRestart() const override;
     HealthNote configHealth() const override; // a refused reload, until one succeeds
     HealthNote usageHealth() const override;
-    void applyConfig(const config::Config &config); // in-flight requests keep the config they started with
+    // In-flight requests keep the config they started with. False, with the reason, when the
+    // configuration would not be safe on the listener in effect (refusalOf); nothing changes then.
+    bool applyConfig(const config::Config &config, QString *error = nullptr);
     void setPaused(bool paused);
     bool paused() const override { return m_paused; }
     std::shared_ptr<const config::Config> config() const override { return m_ctx.config; }
@@ -150,6 +152,8 @@ Q_SIGNALS:
 private:
     void startDemoUpstreams(config::Config &config);
     bool reloadFromFile(QString *error);
+    // Why `next` may not run on this gateway's listener (a reload's file or the window's Save), or "".
+    QString refusalOf(const config::Config &next) const;
     void prewarmCredentials();
     void dropUnconfiguredMarks(const config::Config &cfg); // after a reload
     void startMarkSync();

@@ -114,6 +114,7 @@ MainWindow::MainWindow(EngineHost *host, const Options &options, QWidget *parent
     m_usageView = new UsageView(m_commands, m_pages);
     m_configEditor = new ConfigEditor(m_commands, secrets, m_pages);
     m_configEditor->setConfigPath(options.demo ? QString() : options.configPath);
+    m_configEditor->setListenGiven(options.listenGiven);
     m_logView = new LogView(m_log, m_pages);
     for (QWidget *w : std::initializer_list<QWidget *>{m_dashboard, m_attemptsView, m_marksView, m_failuresView,
                                                        m_usageView, m_configEditor, m_logView}) {
@@ -210,6 +211,7 @@ void MainWindow::applySnapshot(const snapshot::EngineSnapshot &s) {
     for (const auto &warning : s.newBudgetWarnings)
         showBudgetWarning(warning);
     m_attemptsView->setBaseUrl(s.baseUrl);
+    m_configEditor->setListening(s.baseUrl.section(QStringLiteral("://"), 1));
     if (s.config)
         m_configEditor->setRunningConfig(*s.config, s.configGeneration);
     if (m_demoBanner) {

@@ -47,6 +47,7 @@ public:
     struct Options {
         bool demo = false;
         QString configPath;                          // where Save writes; empty in --demo
+        QString listenGiven;                         // --listen: the listener, whatever the file says
         bool tray = true;                            // use the system tray when one exists
         credentials::SecretStore *secrets = nullptr; // "Set key…"; default: the OS keychain
     };

@@ -67,6 +67,7 @@ public:
     const QList<ValidationError> &errors() const { return m_reader.errors(); }
 
     void read(const QJsonObject &document, Config &config);
+    void checkSelfReferences(const Config &config); // after readListen: a provider at the listen address
 
 private:
     // Each entry of the map section `section` (providers by id, routes by name, …): `named` checks the
@@ -87,8 +88,7 @@ private:
     }
 
     void readListen(JsonObjectReader &root, Config &config);
-    void checkSelfReferences(const Config &config); // after readListen: a provider at the listen address
-    void checkAliasesApart(const Config &config);   // one alias, one route
+    void checkAliasesApart(const Config &config); // one alias, one route
     void readProviders(JsonObjectReader &root, Config &config);
     void read(JsonObjectReader &o, ProviderConfig &provider);
     void readBaseUrl(JsonObjectReader &o, ProviderConfig &provider);
@@ -760,6 +760,14 @@ LoadResult load(const QString &path, const QString &listenOverride) {
 
 QList<ValidationError> validate(const Config &config) {
     return parse(QJsonDocument(toJson(config)).toJson(QJsonDocument::Compact)).errors;
+}
+
+QList<ValidationError> providersAtListener(const Config &config, const QString &listening) {
+    Config judged = config;
+    judged.listen = listening;
+    ConfigReader reader;
+    reader.checkSelfReferences(judged);
+    return reader.errors();
 }
 
 QString defaultConfigPath() {

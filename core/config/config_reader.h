@@ -47,6 +47,10 @@ LoadResult load(const QString &path, const QString &listenOverride = {});
 // GUI edit): the configuration is written as JSON and read back, so the rules
 // are exactly those of parse().
 QList<ValidationError> validate(const Config &config);
+// The one rule of validate() that depends on where the gateway listens, judged at `listening`
+// (HOST:PORT, the listener in effect) instead of the configuration's own `listen`: a provider at
+// the gateway's own address.
+QList<ValidationError> providersAtListener(const Config &config, const QString &listening);
 
 // The file read when no --config is given: $XDG_CONFIG_HOME/switchman/config.json
 // (normally ~/.config/switchman/config.json), whatever the application name.

@@ -12,6 +12,7 @@
 #include <QJsonDocument>
 #include <QRegularExpression>
 #include <QSignalSpy>
+#include <QTcpServer>
 #include <QTest>
 
 using namespace sw;
@@ -131,12 +132,20 @@ private Q_SLOTS:
     void aProviderAtTheGatewaysOwnAddressEndsWith508() {
         GatewayFixture gw;
         gw.config.limits.maxConnections = 64; // bounds the loop this test would start without the check
+        // A reload or the window's Save refuses a provider at the listener's address, so the
+        // configuration holds it from the start, with retries (a desktop setup, no tenants): the
+        // wire check ends what the file check did not see.
+        QTcpServer probe;
+        QVERIFY(probe.listen(QHostAddress::LocalHost));
+        const QString address = QStringLiteral("127.0.0.1:%1").arg(probe.serverPort());
+        probe.close();
+        gw.config.listen = address;
+        addProvider(gw.config, QStringLiteral("self"), QStringLiteral("http://%1/v1").arg(address), 2);
         gw.start();
-        // The port is the one chosen at start: the provider is pointed at it afterwards, with
-        // retries, the way the probe found it (a desktop setup, no tenants).
         config::Config config = gw.config;
-        addProvider(config, QStringLiteral("self"), gw.baseUrl() + QStringLiteral("/v1"), 2);
-        gw.engine().applyConfig(config);
+        QString refused;
+        QVERIFY(!gw.engine().applyConfig(config, &refused));
+        QVERIFY2(refused.contains(QLatin1String("points at Switchman itself")), qPrintable(refused));
 
         QSignalSpy attempts(gw.engine().telemetry(), &telemetry::Telemetry::attemptRecorded);
         QElapsedTimer clock;

@@ -552,6 +552,37 @@ private Q_SLOTS:
         QCOMPARE(gw.post(QStringLiteral("/v1/messages"), body).status, 401);
     }
 
+    // The window's Save applies what it wrote through Engine::applyConfig. Started with --listen on
+    // a network address, a file that said loopback (the starter's default) passed the window's check
+    // once the first save had handed it the file's `listen`, and the engine applied it unchecked: with
+    // its last tenant removed, the network listener served chat and the admin API with no key
+    // (probe AB4 F1). It is refused as the reload of the same file is, and the configuration keeps
+    // the listener given at start.
+    void theWindowsApplyCannotTakeTheKeysOffANetworkListener() {
+        GatewayFixture gw;
+        addTenant(gw.config, QStringLiteral("alice"), kAliceKey, true);
+        gw.config.listen = QStringLiteral("0.0.0.0:0");
+        gw.listenGiven = gw.config.listen;
+        gw.start();
+        config::Config saved = gw.config;
+        saved.listen = QStringLiteral("127.0.0.1:4141"); // what the file says
+        saved.failover.keepaliveMs += 1000;
+        QVERIFY(gw.engine().applyConfig(saved));
+        QCOMPARE(gw.engine().config()->listen, QStringLiteral("0.0.0.0:0"));
+        QCOMPARE(gw.engine().config()->failover.keepaliveMs, saved.failover.keepaliveMs);
+
+        saved.tenants.clear();
+        QString why;
+        QVERIFY(!gw.engine().applyConfig(saved, &why));
+        QVERIFY2(why.contains(QLatin1String("network can reach")) && why.contains(QLatin1String("no tenants")),
+                 qPrintable(why));
+        QCOMPARE(gw.engine().config()->tenants.size(), 1);
+        const auto body = GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false);
+        QCOMPARE(gw.post(QStringLiteral("/v1/messages"), body).status, 401);
+        QCOMPARE(gw.get(QStringLiteral("/admin/credentials")).status, 401);
+        QCOMPARE(gw.post(QStringLiteral("/v1/messages"), body, bearer(kAliceKey)).status, 200);
+    }
+
     // Started with --listen, whose command line the next start gives again: a reload of a file that
     // says another address warned "listen address changes at the next start" (probe I3 5), and the
     // configuration named the file's address, not the listener's.

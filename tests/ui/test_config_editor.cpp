@@ -216,6 +216,118 @@ private Q_SLOTS:
         }));
     }
 
+    // Probe AB4 F1: started with --listen on a network address and a file that says loopback (the
+    // starter's default), the first Save handed the window the file's `listen`: "Listen on" read
+    // 127.0.0.1:4141, and removing the last tenant then passed the window's check and the engine's
+    // apply, and the network listener served callers with no key. The window keeps judging at the
+    // listener given at start, and the engine refuses what it would refuse at a reload.
+    void aListenerGivenAtStartKeepsTheWindowFromTakingTheKeysOff() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("config.json"));
+        config::Config file = startingConfig();
+        config::TenantConfig alice;
+        alice.name = QStringLiteral("alice");
+        alice.admin = true;
+        alice.keyHashes = {credentials::gatewayKeyHash(credentials::newGatewayKey())};
+        file.tenants.insert(alice.name, alice);
+        QVERIFY(config::save(path, file));
+        const QString given = QStringLiteral("0.0.0.0:0");
+        EngineHost host;
+        test::ScriptedSecretStore engineSecrets;
+        Engine::Options options;
+        options.config = file;
+        options.config.listen = given;
+        options.listenGiven = given;
+        options.configPath = path;
+        options.secrets = &engineSecrets;
+        QString error;
+        QVERIFY2(host.start(std::move(options), QString(), &error), qPrintable(error));
+        const auto running = [&host]() {
+            config::Config c;
+            host.runBlocking([&c](Engine &e) { c = *e.config(); });
+            return c;
+        };
+
+        EngineCommands commands(&host);
+        test::ScriptedSecretStore secrets;
+        ConfigEditor editor(&commands, &secrets);
+        editor.setConfigPath(path);
+        editor.setListenGiven(given);
+        editor.setListening(host.baseUrl().section(QStringLiteral("://"), 1));
+        editor.setRunningConfig(running(), 1);
+        editor.resize(1000, 620);
+        editor.show();
+        auto *tabs = editor.findChild<QTabWidget *>();
+        auto *listen = child<QLineEdit>(editor, "listen");
+        QCOMPARE(listen->text(), given);
+        QVERIFY(listen->isReadOnly());
+        QVERIFY2(child<QLabel>(editor, "listenHint")->text().contains(QLatin1String("--listen ") + given),
+                 qPrintable(child<QLabel>(editor, "listenHint")->text()));
+
+        // A harmless edit, saved: the engine applies it and still says where it listens.
+        child<QSpinBox>(editor, "deadline")->setValue(45000);
+        QTest::mouseClick(child<QPushButton>(editor, "saveButton"), Qt::LeftButton);
+        QVERIFY(!editor.isDirty());
+        QVERIFY(test::waitUntil([&running]() { return running().failover.deadlineMs == 45000; }));
+        QCOMPARE(running().listen, given);
+        QCOMPARE(config::load(path).config->listen, file.listen); // the file keeps its own
+        QCOMPARE(editor.workingConfig().listen, given);
+        editor.setRunningConfig(running(), 2); // the snapshot after the apply
+        for (int i = 0; i < tabs->count(); ++i)
+            if (tabs->tabText(i) == QStringLiteral("Listener and failover"))
+                tabs->setCurrentIndex(i);
+        QCOMPARE(listen->text(), given);
+        const QString shots = qEnvironmentVariable("SWITCHMAN_SCREENSHOT_DIR");
+        if (!shots.isEmpty())
+            QVERIFY(editor.grab().save(QDir(shots).filePath(QStringLiteral("config-listen-given.png"))));
+
+        // Then the last tenant removed: refused before anything is written.
+        for (int i = 0; i < tabs->count(); ++i)
+            if (tabs->tabText(i) == QStringLiteral("Tenants"))
+                tabs->setCurrentIndex(i);
+        child<QListWidget>(editor, "tenantList")->setCurrentRow(0);
+        QTest::mouseClick(child<QPushButton>(editor, "tenantRemove"), Qt::LeftButton);
+        QVERIFY(editor.workingConfig().tenants.isEmpty());
+        QVERIFY2(editor.problems().join(QLatin1Char('\n')).contains(QLatin1String("not a loopback address")),
+                 qPrintable(editor.problems().join(QLatin1Char('\n'))));
+        QTest::mouseClick(child<QPushButton>(editor, "saveButton"), Qt::LeftButton);
+        if (!shots.isEmpty())
+            QVERIFY(editor.grab().save(QDir(shots).filePath(QStringLiteral("config-last-tenant-refused.png"))));
+        QVERIFY(child<QLabel>(editor, "configState")->text().startsWith(QStringLiteral("Not saved")));
+        QVERIFY(config::load(path).config->tenants.contains(alice.name));
+
+        // The engine judges what it is handed the same way, whoever hands it over.
+        config::Config keyless = running();
+        keyless.listen = file.listen;
+        keyless.tenants.clear();
+        QString refusal;
+        bool answered = false;
+        commands.applyConfig(keyless, &editor, [&](const QString &why) {
+            refusal = why;
+            answered = true;
+        });
+        QVERIFY(test::waitUntil([&answered]() { return answered; }));
+        QVERIFY2(refusal.contains(QLatin1String("network can reach")), qPrintable(refusal));
+        QVERIFY(running().tenants.contains(alice.name));
+    }
+
+    // Without --listen, a `listen` edited since the start takes effect at the next one: until then
+    // the edits are judged at the listener in effect too.
+    void editsAreJudgedAtTheListenerInEffect() {
+        config::Config running = startingConfig();
+        running.tenants.clear();
+        FileEditor f(running);
+        QVERIFY(f.editor.problems().isEmpty());
+        f.editor.setListening(QStringLiteral("0.0.0.0:4141"));
+        QVERIFY2(f.editor.problems()
+                     .join(QLatin1Char('\n'))
+                     .contains(QLatin1String("until the next start the gateway "
+                                             "listens on 0.0.0.0:4141")),
+                 qPrintable(f.editor.problems().join(QLatin1Char('\n'))));
+        f.editor.setListening(running.listen);
+        QVERIFY(f.editor.problems().isEmpty());
+    }
+
     void setKeyStoresTheSecretAndAddsTheReference() {
         test::ScriptedSecretStore secrets;
         ConfigEditor editor(nullptr, &secrets);

@@ -50,7 +50,8 @@ ConfigEditor::ConfigEditor(EngineCommands *commands, credentials::SecretStore *s
     addPage(new ModelsPage(m_working, m_dialogs, m_tabs), tr("Models"));
     addPage(new RoutesPage(m_working, m_dialogs, m_tabs), tr("Routes"));
     addPage(new TenantsPage(m_working, m_dialogs, m_tabs), tr("Tenants"));
-    addPage(new GeneralPage(m_working, m_dialogs, m_tabs), tr("Listener and failover"));
+    m_general = new GeneralPage(m_working, m_dialogs, m_tabs);
+    addPage(m_general, tr("Listener and failover"));
     // A page shows what other pages changed meanwhile (a route's model picker lists the models).
     connect(m_tabs, &QTabWidget::currentChanged, this, [this](int index) {
         if (index >= 0 && index < m_pages.size())
@@ -97,10 +98,33 @@ void ConfigEditor::setConfigPath(const QString &path) {
     revalidate();
 }
 
-void ConfigEditor::setRunningConfig(const config::Config &config, quint64 generation) {
+void ConfigEditor::setListening(const QString &address) {
+    if (address == m_listening)
+        return;
+    m_listening = address;
+    revalidate();
+}
+
+void ConfigEditor::setListenGiven(const QString &listen) {
+    m_listenGiven = listen;
+    m_general->setListenGiven(listen);
+    if (!listen.isEmpty()) {
+        // What the engine runs says it already; a configuration handed over before this was set does not.
+        m_running.listen = listen;
+        m_loaded.listen = listen;
+        m_working.listen = listen;
+        loadPages();
+    }
+    revalidate();
+}
+
+void ConfigEditor::setRunningConfig(const config::Config &incoming, quint64 generation) {
     if (generation == m_generation)
         return;
     m_generation = generation;
+    config::Config config = incoming;
+    if (!m_listenGiven.isEmpty())
+        config.listen = m_listenGiven;
     m_running = config;
     if (m_dirty)
         return; // never throw away the user's edits; Revert picks the new one up
@@ -127,8 +151,25 @@ QStringList ConfigEditor::problems() const {
     return out;
 }
 
+QList<config::ValidationError> ConfigEditor::validationErrors() const {
+    QList<config::ValidationError> errors = config::validate(m_working);
+    if (m_listening.isEmpty() || m_listening == m_working.listen)
+        return errors;
+    // A `listen` edited here (or in the file) takes effect at the next start; until then the gateway
+    // listens where it does, and a configuration without tenants on a listener the network reaches,
+    // or with a provider at its address, is refused there as a reload would be.
+    config::Config judged = m_working;
+    judged.listen = m_listening;
+    for (config::ValidationError e : config::validate(judged))
+        if (!errors.contains(e)) {
+            e.reason = tr("until the next start the gateway listens on %1: %2").arg(m_listening, e.reason);
+            errors << e;
+        }
+    return errors;
+}
+
 void ConfigEditor::revalidate() {
-    const auto errors = config::validate(m_working);
+    const auto errors = validationErrors();
     m_problems->clear();
     for (const auto &e : errors)
         m_problems->addItem(new QListWidgetItem(StatePalette::dot(HealthState::Error, 10), e.toString()));
@@ -149,7 +190,7 @@ void ConfigEditor::revalidate() {
 }
 
 bool ConfigEditor::saveAndApply() {
-    const auto errors = config::validate(m_working);
+    const auto errors = validationErrors();
     if (!errors.isEmpty()) {
         revalidate();
         m_state->setText((errors.size() == 1 ? tr("Not saved: 1 problem to fix first")
@@ -167,9 +208,17 @@ bool ConfigEditor::saveAndApply() {
         result = std::move(*written);
         Q_EMIT saved(m_path);
     }
-    // What the file now says, which may hold more than the edits (a key added to it meanwhile).
+    // What the file now says, which may hold more than the edits (a key added to it meanwhile); the
+    // listener given on the command line stays what the engine runs and this window judges.
+    if (!m_listenGiven.isEmpty())
+        result.listen = m_listenGiven;
     if (m_commands)
-        m_commands->applyConfig(result);
+        m_commands->applyConfig(result, this, [this](const QString &refusal) {
+            if (refusal.isEmpty())
+                return;
+            m_state->setText(m_path.isEmpty() ? tr("Not applied: %1").arg(refusal)
+                                              : tr("Saved to %1 but not applied: %2").arg(m_path, refusal));
+        });
     const bool more = result != m_working;
     m_running = result;
     m_working = result;

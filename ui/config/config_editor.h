@@ -9,6 +9,7 @@
 // keeps in-flight requests on the configuration they started with.
 
 #include "core/config/config.h"
+#include "core/config/json_path_reader.h"
 #include "ui/config/config_page.h"
 
 #include <QList>
@@ -28,6 +29,7 @@ class SecretStore;
 namespace sw::ui {
 
 class EngineCommands;
+class GeneralPage;
 
 class ConfigEditor final : public QWidget {
     Q_OBJECT
@@ -37,6 +39,12 @@ public:
     // Empty path: nothing to save to (--demo); the button then only applies.
     void setConfigPath(const QString &path);
     QString configPath() const { return m_path; }
+    // The listener in effect (HOST:PORT): it does not move until a restart, so every edit is judged
+    // at it too, as the engine judges what it applies.
+    void setListening(const QString &address);
+    // Started with --listen: what the engine runs and the window edits keeps that address, whatever
+    // the file's `listen` says.
+    void setListenGiven(const QString &listen);
     // The running configuration; replaces the working copy unless it has unsaved edits.
     void setRunningConfig(const config::Config &config, quint64 generation);
     const config::Config &workingConfig() const { return m_working; }
@@ -62,6 +70,7 @@ private:
     void loadPages(); // working copy -> every page
     void edited();    // a page changed the working copy
     void revalidate();
+    QList<config::ValidationError> validationErrors() const; // m_working's, at its listen and at the listener
     // Writes the edits into the file; what it then holds, or nothing with *why.
     std::optional<config::Config> writeEdits(QString *why);
 
@@ -71,6 +80,9 @@ private:
     ConfigDialogs m_dialogs; // forwards to the seams above, whatever they are set to later
     EngineCommands *m_commands;
     QString m_path;
+    QString m_listening;
+    QString m_listenGiven;
+    GeneralPage *m_general = nullptr;
     quint64 m_generation = 0;
     bool m_dirty = false;
 

@@ -24,7 +24,9 @@ GeneralPage::GeneralPage(config::Config &working, const ConfigDialogs &dialogs, 
     form->addRow(tr("Request deadline"), m_deadline);
     form->addRow(tr("Longest in-attempt retry wait"), m_maxRetryDelay);
     form->addRow(tr("Keepalive comment every"), m_keepalive);
-    form->addRow(QString(), hintLabel(tr("A new listen address takes effect at the next start."), this));
+    m_listenHint = hintLabel(tr("A new listen address takes effect at the next start."), this);
+    m_listenHint->setObjectName(QStringLiteral("listenHint"));
+    form->addRow(QString(), m_listenHint);
 
     connect(m_listen, &QLineEdit::textEdited, this, [this](const QString &t) {
         m_working.listen = t.trimmed();
@@ -48,6 +50,15 @@ GeneralPage::GeneralPage(config::Config &working, const ConfigDialogs &dialogs, 
             changed();
         });
     }
+}
+
+void GeneralPage::setListenGiven(const QString &listen) {
+    m_listen->setReadOnly(!listen.isEmpty());
+    m_listenHint->setText(listen.isEmpty()
+                              ? tr("A new listen address takes effect at the next start.")
+                              : tr("Started with --listen %1: the command line sets the listener, not the file. "
+                                   "The file's listen is used by a start without --listen.")
+                                    .arg(listen));
 }
 
 void GeneralPage::load() {

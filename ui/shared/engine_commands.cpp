@@ -1,6 +1,7 @@
 #include "ui/shared/engine_commands.h"
 
 #include "core/engine_host.h"
+#include "core/telemetry/telemetry.h"
 
 #include <QCoreApplication>
 #include <QPointer>
@@ -21,9 +22,24 @@ void EngineCommands::setPaused(bool paused) {
         m_host->post([paused](Engine &engine) { engine.setPaused(paused); });
 }
 
-void EngineCommands::applyConfig(const config::Config &config) {
-    if (m_host)
-        m_host->post([config](Engine &engine) { engine.applyConfig(config); });
+void EngineCommands::applyConfig(const config::Config &config, QObject *receiver,
+                                 std::function<void(const QString &refusal)> done) {
+    if (!m_host)
+        return;
+    QPointer<QObject> target(receiver);
+    m_host->post([config, target, done = std::move(done)](Engine &engine) {
+        QString refusal;
+        if (!engine.applyConfig(config, &refusal))
+            engine.telemetry()->log(QStringLiteral("warn"), QStringLiteral("configuration from the window refused"),
+                                    {{QStringLiteral("reason"), refusal}});
+        if (!done)
+            return;
+        // Checked on the GUI thread, as queryUsage's answer is: a window closed meanwhile is not called.
+        QMetaObject::invokeMethod(QCoreApplication::instance(), [target, done, refusal]() {
+            if (target)
+                done(refusal);
+        });
+    });
 }
 
 void EngineCommands::retryCredentials(const credentials::CredentialFilter &filter) {

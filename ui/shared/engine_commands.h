@@ -25,7 +25,10 @@ public:
 
     void clearMarks(const failover::MarkFilter &filter);
     void setPaused(bool paused);
-    void applyConfig(const config::Config &config);
+    // The engine checks it against the listener in effect, as it checks a reload; `done` runs on the
+    // GUI thread while `receiver` lives, with the engine's reason to refuse it ("" once applied).
+    void applyConfig(const config::Config &config, QObject *receiver = nullptr,
+                     std::function<void(const QString &refusal)> done = {});
     // "Retry now": the matching credentials leave parking (and their keychain secret is read again).
     void retryCredentials(const credentials::CredentialFilter &filter);
     // A new secret was stored for `ref` (Set key…): the engine drops its state and cached secret.
