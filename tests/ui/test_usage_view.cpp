@@ -86,6 +86,48 @@ class TestUsageView : public QObject {
     Q_OBJECT
 
 private Q_SLOTS:
+    // Probe AB4 F4: a day of $0.006 had its cost axis labelled "$0.00, $0.00, $0.00, $0.01, $0.01":
+    // each label now names its own tick, with the decimals the step needs.
+    void aFewCentsADayHaveAnAxisThatReadsThem() {
+        QTemporaryDir dir;
+        const QString ledgerPath = dir.filePath(QStringLiteral("usage.sqlite"));
+        {
+            telemetry::UsageLedger seed({ledgerPath, 400, 0, {}}, util::systemClock(),
+                                        [](const QString &, const QString &, const QJsonObject &) {});
+            telemetry::UsageRow r;
+            r.requestId = QStringLiteral("req_small");
+            r.tenant = QStringLiteral("local");
+            r.candidate = QStringLiteral("openai/gpt-4.1-mini");
+            r.provider = QStringLiteral("openai");
+            r.input = 4000;
+            r.output = 200;
+            r.cost = 0.006;
+            r.outcome = QStringLiteral("ok");
+            r.atEpochMs = seedTime({0, 0, "local", "openai/gpt-4.1-mini", 0, 0, 0});
+            seed.append(r);
+        }
+        EngineHost host;
+        Engine::Options options;
+        options.config.listen = QStringLiteral("127.0.0.1:0");
+        options.usageLedgerPath = ledgerPath;
+        QString error;
+        QVERIFY2(host.start(std::move(options), QString(), &error), qPrintable(error));
+        MainWindow::Options windowOptions;
+        windowOptions.tray = false;
+        MainWindow window(&host, windowOptions);
+        window.resize(1180, 760);
+        window.show();
+        window.showView(MainWindow::Usage);
+        UsageView *view = window.usageView();
+        QVERIFY(test::waitUntil([view]() { return view->chartCosts().size() == 7 && view->chartCosts().last() > 0; }));
+        const QStringList labels = view->costAxisLabels();
+        QCOMPARE(labels, (QStringList{QStringLiteral("$0.000"), QStringLiteral("$0.002"), QStringLiteral("$0.004"),
+                                      QStringLiteral("$0.006"), QStringLiteral("$0.008")}));
+        const QString shots = qEnvironmentVariable("SWITCHMAN_SCREENSHOT_DIR");
+        if (!shots.isEmpty())
+            QVERIFY(window.grab().save(QDir(shots).filePath(QStringLiteral("usage-small-spend.png"))));
+    }
+
     void aWeekOfUsageAfterARestart() {
         QTemporaryDir dir;
         const QString ledgerPath = dir.filePath(QStringLiteral("usage.sqlite"));

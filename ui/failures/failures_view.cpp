@@ -1,6 +1,7 @@
 #include "ui/failures/failures_view.h"
 
 #include "ui/failures/failure_totals_model.h"
+#include "ui/shared/axis_ticks.h"
 #include "ui/shared/empty_state_stack.h"
 
 #include <QBarCategoryAxis>
@@ -125,15 +126,23 @@ void FailuresView::rebuildChart(const QList<snapshot::FailureMinute> &minutes, q
     x->setLabelsFont(small);
     x->setLabelsColor(palette().color(QPalette::WindowText));
     auto *y = new QValueAxis;
-    y->setRange(0, double(peak + std::max<qint64>(1, peak / 5)));
-    y->setLabelFormat(QStringLiteral("%d"));
-    y->setTickCount(int(std::min<qint64>(peak + 2, 6)));
+    const AxisTicks ticks = axisTicks(double(peak), 5, true);
+    y->setRange(0, ticks.max);
+    y->setLabelFormat(QStringLiteral("%.0f"));
+    y->setTickCount(ticks.tickCount);
     y->setLabelsColor(palette().color(QPalette::WindowText));
     m_chart->addAxis(x, Qt::AlignBottom);
     m_chart->addAxis(y, Qt::AlignLeft);
     series->attachAxis(x);
     series->attachAxis(y);
     m_chart->legend()->setVisible(!keys.isEmpty());
+}
+
+QStringList FailuresView::countAxisLabels() const {
+    for (auto *axis : m_chart->axes(Qt::Vertical))
+        if (auto *y = qobject_cast<QValueAxis *>(axis))
+            return axisLabels(y);
+    return {};
 }
 
 QStringList FailuresView::seriesNames() const {

@@ -24,6 +24,7 @@ public:
     FailureTotalsModel *totals() const { return m_totals; }
     // Series names currently charted ("provider · kind"), for tests.
     QStringList seriesNames() const;
+    QStringList countAxisLabels() const; // the count axis's tick labels, bottom first
 
 private:
     void rebuildChart(const QList<snapshot::FailureMinute> &minutes, qint64 nowWallMs);

@@ -1,6 +1,7 @@
 #include "ui/usage/usage_view.h"
 
 #include "core/util/save_file.h"
+#include "ui/shared/axis_ticks.h"
 #include "ui/shared/empty_state_stack.h"
 #include "ui/shared/engine_commands.h"
 #include "ui/shared/plain_tip.h"
@@ -230,13 +231,20 @@ void UsageView::applyDaily(const telemetry::UsageReport &report) {
     }
     m_dayAxis->clear();
     m_dayAxis->append(labels);
-    m_costAxis->setRange(0, peak > 0 ? peak * 1.15 : 1.0);
-    m_costAxis->setLabelFormat(peak >= 10 ? QStringLiteral("$%.0f") : QStringLiteral("$%.2f"));
+    const AxisTicks ticks = axisTicks(peak);
+    m_costAxis->setRange(0, ticks.max);
+    m_costAxis->setTickCount(ticks.tickCount);
+    // Cents at least once under a dollar a step: "$0.10", not "$0.1".
+    m_costAxis->setLabelFormat(QStringLiteral("$%.%1f").arg(ticks.decimals == 0 ? 0 : std::max(2, ticks.decimals)));
     ++m_answers;
 }
 
 QStringList UsageView::chartDays() const {
     return m_days;
+}
+
+QStringList UsageView::costAxisLabels() const {
+    return axisLabels(m_costAxis);
 }
 
 QList<double> UsageView::chartCosts() const {

@@ -48,6 +48,7 @@ public:
     const telemetry::UsageReport &dailyReport() const { return m_dailyReport; }
     QStringList chartDays() const;                // the bar categories, oldest first
     QList<double> chartCosts() const;             // cost per bar
+    QStringList costAxisLabels() const;           // the cost axis's tick labels, bottom first
     quint64 answers() const { return m_answers; } // ledger answers applied (tests wait on it)
 
     // The window's first day, local midnight; the range ends now.
