@@ -150,7 +150,14 @@ int runGateway(const CliOptions &options, const config::Config &config) {
         window = std::make_unique<ui::MainWindow>(&host, windowOptions);
         // The publisher lives on the engine thread; its snapshots reach the window by queued signal.
         snapshot::SnapshotPublisher *publisher = nullptr;
-        host.runBlocking([&publisher](Engine &engine) { publisher = new snapshot::SnapshotPublisher(engine); });
+        // What the start logged before the publisher listened, taken in the same step: no line is
+        // lost between the two, none shown twice.
+        QList<QJsonObject> startLog;
+        host.runBlocking([&publisher, &startLog](Engine &engine) {
+            publisher = new snapshot::SnapshotPublisher(engine);
+            startLog = engine.takeEarlyLog();
+        });
+        window->showStartLog(startLog);
         QObject::connect(publisher, &snapshot::SnapshotPublisher::snapshotReady, window.get(),
                          &ui::MainWindow::applySnapshot, Qt::QueuedConnection);
         host.post([publisher](Engine &) { publisher->publishNow(); });

@@ -75,6 +75,16 @@ Engine::Engine(Options options, QObject *parent) : QObject(parent), m_options(st
     m_idempotency->setMaxKeysPerTenant(m_options.config.limits.maxIdempotencyKeysPerTenant);
     m_telemetry = new telemetry::Telemetry(this);
     m_telemetry->setJsonLogToStderr(m_options.jsonLogToStderr);
+    // With the window, nothing reads the log until its publisher exists, after the start: the start's
+    // lines ("usage: N answers cut by a crash billed by estimate", "listening", Redis unreachable)
+    // were written nowhere (probe AB4 F3). The first ones wait here for it.
+    if (!m_options.jsonLogToStderr)
+        m_earlyLogKeeper =
+            connect(m_telemetry, &telemetry::Telemetry::logged, this, [this](const telemetry::LogRecord &line) {
+                m_earlyLog.append(line.toJson());
+                if (m_earlyLog.size() >= kEarlyLogLines)
+                    disconnect(m_earlyLogKeeper);
+            });
 
     config::Config cfg = m_options.config;
     if (m_options.demo)
@@ -687,6 +697,11 @@ QStringList Engine::waitingForRestart() const {
     if (m_ctx.config->marks != m_marksStarted)
         out << QStringLiteral("marks");
     return out;
+}
+
+QList<QJsonObject> Engine::takeEarlyLog() {
+    disconnect(m_earlyLogKeeper);
+    return std::exchange(m_earlyLog, {});
 }
 
 QString Engine::refusalOf(const config::Config &next) const {

@@ -18,6 +18,7 @@
 
 #include <QDeadlineTimer>
 #include <QHostAddress>
+#include <QJsonObject>
 #include <QObject>
 #include <QPointer>
 #include <QTimer>
@@ -115,6 +116,10 @@ public:
     QList<telemetry::BudgetState> budgets() const;
     // Every 80 % budget notice given since start, oldest first (the snapshot publisher passes them on).
     const QList<telemetry::BudgetState> &budgetWarnings() const { return m_budgetWarnings; }
+    // The first lines logged when the log does not go to stderr (the window's): the start logs
+    // before the window's publisher listens. Taking them ends the keeping; at most kEarlyLogLines.
+    QList<QJsonObject> takeEarlyLog();
+    static constexpr int kEarlyLogLines = 200;
     failover::ProviderDownMarks &markTable() { return *m_marks; }
     credentials::CredentialPools &pools() { return *m_pools; }
     int activeRequests() const;
@@ -193,6 +198,8 @@ private:
     std::unique_ptr<telemetry::UsageLedger> m_ledger;
     telemetry::BudgetTracker *m_budgets = nullptr;
     QList<telemetry::BudgetState> m_budgetWarnings;
+    QList<QJsonObject> m_earlyLog;
+    QMetaObject::Connection m_earlyLogKeeper;
     server::EngineContext m_ctx;
     server::HttpFront *m_front = nullptr;
     server::Router *m_router = nullptr;

@@ -221,6 +221,10 @@ void MainWindow::applySnapshot(const snapshot::EngineSnapshot &s) {
     updateState();
 }
 
+void MainWindow::showStartLog(const QList<QJsonObject> &linesOldestFirst) {
+    m_log->append(linesOldestFirst);
+}
+
 void MainWindow::showBudgetWarning(const telemetry::BudgetState &b) {
     const int percent = b.usd > 0 ? int(100.0 * b.spent / b.usd) : 100;
     const QString text = tr("Tenant %1 has spent $%2 of its budget of %3 (%4 %). At 100 % its requests get 429 until "
@@ -250,6 +254,14 @@ void MainWindow::updateBadge() {
     item->setToolTip(tip + tr(" (Ctrl+3)"));
 }
 
+QStringList MainWindow::providersWithKeysOut() const {
+    QStringList out;
+    for (int row : m_credentials->parkedRows())
+        if (const QString &p = m_credentials->at(row).provider; !out.contains(p))
+            out << p;
+    return out;
+}
+
 void MainWindow::updateState() {
     const qint64 now = QDateTime::currentMSecsSinceEpoch();
     const int marks = m_marks->rowCount();
@@ -264,6 +276,13 @@ void MainWindow::updateState() {
     } else if (marks > 0) {
         state = HealthState::Marks;
         detail = (marks == 1 ? tr("1 candidate marked down") : tr("%1 candidates marked down").arg(marks));
+    } else if (const QStringList providers = providersWithKeysOut(); !providers.isEmpty()) {
+        // Nothing reroutes silently: a parked key sends its provider's requests to the pool's next
+        // key or the next candidate, for days after a spend limit, while the word said "Healthy"
+        // (probe AB4 F2).
+        state = HealthState::Degraded;
+        detail = tr("a key of %1 is out of use: requests go to the pool's next key or the next candidate")
+                     .arg(providers.join(QStringLiteral(", ")));
     }
     m_state = state;
     m_status->setState(state, detail);

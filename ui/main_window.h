@@ -77,12 +77,15 @@ public:
 
 public Q_SLOTS:
     void applySnapshot(const sw::snapshot::EngineSnapshot &snapshot);
+    // The lines the start logged before the first snapshot's publisher listened (Engine::takeEarlyLog).
+    void showStartLog(const QList<QJsonObject> &linesOldestFirst);
 
 protected:
     void closeEvent(QCloseEvent *event) override;
 
 private:
     void updateState();
+    QStringList providersWithKeysOut() const; // providers with a key parked, rejected, missing or unavailable
     void updateBadge();
     void showBudgetWarning(const telemetry::BudgetState &state);
 

@@ -8,6 +8,7 @@
 #include "signal_wait.h"
 
 #include <QElapsedTimer>
+#include <QJsonObject>
 #include <QSignalSpy>
 #include <QTest>
 
@@ -24,6 +25,35 @@ class TestSnapshotPublisher : public QObject {
     }
 
 private Q_SLOTS:
+    // With the window the log goes to no stderr, and the publisher is made after the start: the
+    // start's lines ("usage: N answers cut by a crash billed by estimate", "listening") reached no
+    // one (probe AB4 F3). They wait in the engine, a bounded number, until taken.
+    void theStartsLinesWaitForTheWindow() {
+        test::GatewayFixture gw;
+        gw.start();
+        const QList<QJsonObject> early = gw.engine().takeEarlyLog();
+        QStringList messages;
+        for (const QJsonObject &line : early)
+            messages << line.value(QStringLiteral("msg")).toString();
+        QVERIFY2(messages.contains(QStringLiteral("listening")), qPrintable(messages.join(QLatin1Char('|'))));
+        // Taken once: what follows reaches the publisher, and is kept here no more.
+        gw.engine().telemetry()->log(QStringLiteral("info"), QStringLiteral("after the window"));
+        QVERIFY(gw.engine().takeEarlyLog().isEmpty());
+
+        // Never taken (a window that did not come), the engine keeps the first lines only.
+        test::GatewayFixture busy;
+        busy.start();
+        for (int i = 0; i < 3 * Engine::kEarlyLogLines; ++i)
+            busy.engine().telemetry()->log(QStringLiteral("info"), QStringLiteral("line %1").arg(i));
+        const QList<QJsonObject> kept = busy.engine().takeEarlyLog();
+        QCOMPARE(kept.size(), Engine::kEarlyLogLines);
+        int startLines = 0; // logged by the start, before the loop's
+        for (const QJsonObject &line : kept)
+            startLines += line.value(QStringLiteral("msg")).toString().startsWith(QLatin1String("line ")) ? 0 : 1;
+        QCOMPARE(kept.last().value(QStringLiteral("msg")).toString(),
+                 QStringLiteral("line %1").arg(Engine::kEarlyLogLines - startLines - 1));
+    }
+
     void snapshotsCarryWhatTheEngineDid() {
         test::GatewayFixture gw;
         gw.start();

@@ -112,6 +112,24 @@ private Q_SLOTS:
         QCOMPARE(model.parkedCount(), 1);
     }
 
+    // Probe AB4 F2: a key parked by a spend limit for four days read "back in 5874:12"; an hour's
+    // insufficient_quota park "60:00". From an hour on the table says what `switchman status` says.
+    void aLongParkReadsInHoursAndMinutes() {
+        qint64 now = 1'000'000;
+        CredentialsModel model;
+        model.setWallClock([&now]() { return now; });
+        model.applySnapshot({parkedRow(QStringLiteral("p"), 0, 352'440'000),
+                             parkedRow(QStringLiteral("p"), 1, 3'600'000),
+                             parkedRow(QStringLiteral("q"), 0, 3'599'000)},
+                            now);
+        QCOMPARE(model.index(0, CredentialsModel::BackIn).data().toString(), QStringLiteral("97 h 54 min"));
+        QCOMPARE(model.index(1, CredentialsModel::BackIn).data().toString(), QStringLiteral("1 h 00 min"));
+        QCOMPARE(model.index(2, CredentialsModel::BackIn).data().toString(), QStringLiteral("59:59"));
+        now += 1000;
+        model.tick();
+        QCOMPARE(model.index(1, CredentialsModel::BackIn).data().toString(), QStringLiteral("59:59"));
+    }
+
     void theWindowShowsParkedKeysAndRetryNowReachesTheEngine() {
         MainWindow::Options options;
         options.demo = true;
@@ -144,6 +162,12 @@ private Q_SLOTS:
         QVERIFY(keysLabel->isVisible());
         QCOMPARE(keysLabel->text(), QStringLiteral("· 1 key out of use"));
         QVERIFY2(window.tray()->toolTip().contains(QStringLiteral("1 key out of use")),
+                 qPrintable(window.tray()->toolTip()));
+        // Its provider's requests go elsewhere: the state word and the tray say so, not "Healthy" (probe AB4 F2).
+        QCOMPARE(window.state(), HealthState::Degraded);
+        QCOMPARE(window.tray()->state(), HealthState::Degraded);
+        QCOMPARE(window.findChild<QLabel *>(QStringLiteral("stateWord"))->text(), QStringLiteral("Degraded"));
+        QVERIFY2(window.tray()->toolTip().contains(QStringLiteral("Degraded (a key of sim-anthropic is out of use")),
                  qPrintable(window.tray()->toolTip()));
 
         m_host->runBlocking([](Engine &e) {

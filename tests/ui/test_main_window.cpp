@@ -8,6 +8,8 @@
 #include "telemetry_fixtures.h"
 #include "ui/attempts/attempts_model.h"
 #include "ui/dashboard/mark_card.h"
+#include "ui/failures/failures_view.h"
+#include "ui/log/log_model.h"
 #include "ui/main_window.h"
 #include "ui/marks/marks_model.h"
 #include "ui/shared/elided_label.h"
@@ -18,6 +20,7 @@
 #include <QDateTime>
 #include <QDir>
 #include <QHeaderView>
+#include <QJsonObject>
 #include <QLabel>
 #include <QListWidget>
 #include <QMenu>
@@ -439,6 +442,41 @@ private Q_SLOTS:
                 lines += l->item(i)->text() + QLatin1Char('\n');
         QVERIFY2(lines.contains(QStringLiteral("on attempt 2, bad skipped (server_error)")), qPrintable(lines));
         shoot(window, "dashboard_marked_skip");
+    }
+
+    // Probe AB4 F3: the lines the start logged before the window's publisher listened are in the Log view.
+    void theStartsLogLinesAreInTheLogView() {
+        MainWindow window(nullptr, noTray());
+        window.showStartLog({QJsonObject{
+            {QStringLiteral("ts"), QStringLiteral("2026-12-07T10:00:00.000Z")},
+            {QStringLiteral("level"), QStringLiteral("warn")},
+            {QStringLiteral("msg"), QStringLiteral("usage: 1 answers cut by a crash billed by estimate")}}});
+        window.applySnapshot(baseSnapshot());
+        QCOMPARE(window.logModel()->rowCount(), 1);
+        bool shown = false;
+        for (int c = 0; c < window.logModel()->columnCount(); ++c)
+            shown |= window.logModel()->index(0, c).data().toString().contains(QStringLiteral("cut by a crash"));
+        QVERIFY(shown);
+    }
+
+    // Probe AB4 F4: 31 failures in a minute read "0, 7, 14, 22, 29, 37" on ticks 7.4 apart, and the
+    // bar of 31 stood above "29". The count axis steps by round numbers.
+    void theFailuresAxisStepsByRoundNumbers() {
+        FailuresView view;
+        auto s = baseSnapshot();
+        const qint64 minute = s.wallMs - s.wallMs % 60'000;
+        const auto labelsFor = [&](qint64 n) {
+            s.failuresByMinute = {{minute, {{QStringLiteral("p1") + QChar(0x1f) + QStringLiteral("server_error"), n}}}};
+            s.failureTotals = {{QStringLiteral("p1") + QChar(0x1f) + QStringLiteral("server_error"), n}};
+            view.applySnapshot(s);
+            return view.countAxisLabels();
+        };
+        QCOMPARE(labelsFor(31), (QStringList{QStringLiteral("0"), QStringLiteral("10"), QStringLiteral("20"),
+                                             QStringLiteral("30"), QStringLiteral("40")}));
+        QCOMPARE(labelsFor(3), (QStringList{QStringLiteral("0"), QStringLiteral("1"), QStringLiteral("2"),
+                                            QStringLiteral("3"), QStringLiteral("4")}));
+        QCOMPARE(labelsFor(46), (QStringList{QStringLiteral("0"), QStringLiteral("10"), QStringLiteral("20"),
+                                             QStringLiteral("30"), QStringLiteral("40"), QStringLiteral("50")}));
     }
 
     void trayMenuHasTheFiveActionsAndEveryStateHasAnIcon() {

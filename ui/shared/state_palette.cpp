@@ -11,6 +11,7 @@ QColor StatePalette::color(HealthState state) {
     case HealthState::Healthy:
         return QColor(0x2e, 0x9d, 0x4f); // green
     case HealthState::Marks:
+    case HealthState::Degraded:
         return QColor(0xe0, 0x8e, 0x0b); // amber
     case HealthState::Paused:
         return QColor(0x8a, 0x8f, 0x98); // grey
@@ -30,6 +31,8 @@ QString StatePalette::word(HealthState state) {
         return QObject::tr("Paused");
     case HealthState::Error:
         return QObject::tr("Requests failing");
+    case HealthState::Degraded:
+        return QObject::tr("Degraded");
     }
     return {};
 }
@@ -44,6 +47,8 @@ QString StatePalette::glyph(HealthState state) {
         return QStringLiteral("\u23F8"); // ⏸
     case HealthState::Error:
         return QStringLiteral("\u2716"); // ✖
+    case HealthState::Degraded:
+        return QStringLiteral("\u25C6"); // ◆
     }
     return {};
 }
@@ -76,6 +81,12 @@ QIcon StatePalette::dot(HealthState state, int size) {
         const qreal m = size * 0.32;
         p.drawLine(QPointF(m, m), QPointF(size - m, size - m));
         p.drawLine(QPointF(size - m, m), QPointF(m, size - m));
+        break;
+    }
+    case HealthState::Degraded: {
+        QPolygonF diamond{QPointF(r.center().x(), r.top()), QPointF(r.right(), r.center().y()),
+                          QPointF(r.center().x(), r.bottom()), QPointF(r.left(), r.center().y())};
+        p.drawPolygon(diamond);
         break;
     }
     case HealthState::Healthy:

@@ -18,6 +18,10 @@ QString TimeText::ago(qint64 thenWallMs, qint64 nowWallMs) {
 
 QString TimeText::countdown(qint64 remainingMs) {
     const qint64 s = std::max<qint64>(0, (remainingMs + 999) / 1000);
+    // A mark lasts minutes; a key parked by a spend or usage limit, hours or days: "5874:12" read as
+    // a time of day (probe AB4 F2). Past an hour, the words `switchman status` gives.
+    if (s >= 3600)
+        return QObject::tr("%1 h %2 min").arg(s / 3600).arg((s % 3600) / 60, 2, 10, QLatin1Char('0'));
     return QStringLiteral("%1:%2").arg(s / 60).arg(s % 60, 2, 10, QLatin1Char('0'));
 }
 

@@ -8,9 +8,10 @@ namespace sw::ui {
 class TimeText final {
 public:
     static QString ago(qint64 thenWallMs, qint64 nowWallMs); // "just now", "12 s ago", "3 min ago", "2 h ago"
-    static QString countdown(qint64 remainingMs);            // "0:38", "4:05" (rounded up: 0:01 until it is gone)
-    static QString absolute(qint64 wallMs);                  // local "2026-11-29 20:31:07"
-    static QString duration(qint64 ms);                      // "850 ms", "12.4 s", "2 min"
+    // "0:38", "4:05" (rounded up: 0:01 until it is gone); from an hour on "97 h 54 min", as the CLI says.
+    static QString countdown(qint64 remainingMs);
+    static QString absolute(qint64 wallMs); // local "2026-11-29 20:31:07"
+    static QString duration(qint64 ms);     // "850 ms", "12.4 s", "2 min"
 };
 
 } // namespace sw::ui

@@ -44,6 +44,7 @@ QString TrayController::iconPath(HealthState state) {
     case HealthState::Healthy:
         return QStringLiteral(":/icons/tray-healthy.svg");
     case HealthState::Marks:
+    case HealthState::Degraded: // the amber dot: something is out of use; the tooltip says what
         return QStringLiteral(":/icons/tray-marks.svg");
     case HealthState::Paused:
         return QStringLiteral(":/icons/tray-paused.svg");
