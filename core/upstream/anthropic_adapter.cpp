@@ -1056,11 +1056,12 @@ std::optional<QString> AnthropicAdapter::systemMessageIncompatibility(const wire
             continue;
         for (const rj::Value &block : rj::elements(rj::member(&m, "content")))
             if (const std::string_view type = rj::bytes(rj::member(&block, "type")); type != "text")
-                return QStringLiteral("messages[%1].content: a \"%2\" block in a system message between the turns, "
+                return QStringLiteral("messages[%1].content: block \"%2\" in a system message between the turns, "
                                       "which %3 does not take (only such a message's text can join its system "
                                       "prompt)")
                     .arg(i)
-                    .arg(QString::fromUtf8(type.data(), qsizetype(type.size())).left(64), modelId);
+                    .arg(QString::fromUtf8(type.data(), qsizetype(type.size())).left(64),
+                         modelId.isEmpty() ? QStringLiteral("this model") : modelId);
     }
     return std::nullopt;
 }

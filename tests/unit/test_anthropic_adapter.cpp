@@ -1884,7 +1884,7 @@ void TestAnthropicAdapter::aToolChangeInASystemMessageGoesOnlyWhereItIsTaken() {
              opus48.bytes.constData());
     QCOMPARE(AnthropicAdapter().incompatibility(spoken, QStringLiteral("claude-sonnet-4-5")),
              std::optional<QString>(QStringLiteral(
-                 "messages[1].content: a \"tool_addition\" block in a system message between the turns, which "
+                 "messages[1].content: block \"tool_addition\" in a system message between the turns, which "
                  "claude-sonnet-4-5 does not take (only such a message's text can join its system prompt)")));
     // A converted request has no form for it.
     QCOMPARE(
