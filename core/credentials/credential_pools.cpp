@@ -221,9 +221,10 @@ void CredentialPools::rereadAfterRefusal(const QString &name, const QByteArray &
         if (dropped > 0)
             notifyChanged();
     };
-    if (m_reads.contains(name)) {
+    if (const auto out = m_reads.constFind(name); out != m_reads.cend() && !out->overdue) {
         // A read of the name is already out (start-up, a reload, a request): its answer is as new
-        // as another read's would be, and a locked keyring is not asked twice.
+        // as another read's would be, and a locked keyring is not asked twice. One past its bound
+        // may never answer: then the re-read asks again itself.
         ReadWaiter waiter;
         waiter.done = [onAnswer](const SecretResult *res) {
             if (res)

@@ -1210,7 +1210,7 @@ void AttemptLoop::onBudgetExpired(AttemptId id) {
     // answered (probe AB1 F1; the idle timer's case is probe V2 F5). They are read first: a
     // meaningful event among them lifts the budget, as one in time does, and the attempt goes on.
     if (a->phase == Phase::Upstream && m_deps.runner->hasUnreadBytes(id)) {
-        a->budgetGraceTimer = m_clock.schedule(kUnreadGraceMs, [this, id]() {
+        a->budgetGraceTimer = m_clock.schedule(kBudgetUnreadGraceMs, [this, id]() {
             Attempt *t = live(id);
             if (!t)
                 return;

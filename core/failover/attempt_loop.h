@@ -268,9 +268,12 @@ public:
     // the failover; the body only refines the kind (insufficient_quota, context length), and an
     // upstream that trickles it, or sends one without end, must not hold the request meanwhile.
     static constexpr qint64 kErrorBodyWindowMs = 1000;
-    // A silent try whose connection holds unread bytes gets this long more to read them (onIdle), and
-    // so does one whose budget ends with bytes unread (onBudgetExpired).
+    // A silent try whose connection holds unread bytes gets this long more to read them (onIdle).
     static constexpr qint64 kUnreadGraceMs = 1000;
+    // One whose budget ends with bytes unread (onBudgetExpired) gets this long: enough for the loop,
+    // running again, to read them, and well inside the 250 ms a budget brought inside the client's
+    // own wait keeps for the follower.
+    static constexpr qint64 kBudgetUnreadGraceMs = 100;
 
     struct Deps {
         util::Clock *clock = nullptr;

@@ -20,9 +20,10 @@ std::optional<qint64> RetryPolicy::nextDelay(const RetryInput &in, const Random 
         return std::nullopt;
     if (in.afterContent)
         return std::nullopt;
-    // A gateway or proxy that already retried says so; asked again, its upstreams are asked again, and
-    // each hop's retries multiply the next one's (a desktop Switchman in front of a team's: 16 upstream
-    // calls in 9.9 s instead of 4 in 1.8 s; probe AB1 F2). The SDKs obey it over their own rules.
+    // A gateway or proxy that already retried says so in its error's head (`x-should-retry: false`);
+    // asked again, its upstreams are asked again, and each hop's retries multiply the next one's
+    // (probe AB1 F2). The SDKs obey it over their own rules. A final failure that arrives inside a
+    // 200 stream carries no head: a streaming Switchman behind another still has its walk retried.
     if (in.upstreamSaidFinal)
         return std::nullopt;
     const int allowed = in.hasFollower ? in.retriesBeforeFailover : in.maxRetries;

@@ -958,7 +958,7 @@ private Q_SLOTS:
         QVERIFY(h.runner.aborts.isEmpty());
         h.runner.unread = false;
         h.frame({ev(EventType::Start), ev(EventType::TextStart), ev(EventType::TextDelta, QStringLiteral("Hello"))});
-        h.clock.advance(AttemptLoop::kUnreadGraceMs);
+        h.clock.advance(AttemptLoop::kBudgetUnreadGraceMs);
         QCOMPARE(h.runner.starts.size(), 1);
         QVERIFY(h.runner.aborts.isEmpty());
         h.frame({ev(EventType::TextEnd), ev(EventType::Done)});
@@ -980,7 +980,7 @@ private Q_SLOTS:
         h.runner.unread = true;
         h.clock.advance(10000);
         h.frame({ev(EventType::Start)}); // not meaningful
-        h.clock.advance(AttemptLoop::kUnreadGraceMs - 1);
+        h.clock.advance(AttemptLoop::kBudgetUnreadGraceMs - 1);
         QCOMPARE(h.runner.starts.size(), 1);
         h.clock.advance(1);
         QVERIFY(h.runner.aborts.contains(first));

@@ -573,6 +573,11 @@ private Q_SLOTS:
         pools.recordFailure(sent.lease, failure(401, QStringLiteral("invalid x-api-key")), {});
         QCOMPARE(store.reads, readsBefore); // asked once, not twice
         QCOMPARE(stateOf(pools, P, 0).state, CredentialHealth::Rejected);
+        // Once that read is past its bound it may never answer: the next re-read asks itself.
+        clock.advance(CredentialPools::kKeychainReadTimeoutMs);
+        clock.advance(CredentialPools::kRereadStaleMs);
+        pools.recordFailure(sent.lease, failure(401, QStringLiteral("invalid x-api-key")), {});
+        QCOMPARE(store.reads, readsBefore + 1);
 
         // The user unlocks the keyring with a new key in it: the one answer brings the key back.
         store.secrets.insert(QStringLiteral("k"), "new-key-2");
