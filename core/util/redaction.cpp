@@ -254,17 +254,26 @@ bool underMinimum(const QString &text) {
     return text.size() < kMinVerbatimSecret &&
            std::all_of(text.cbegin(), text.cend(), [](QChar c) { return c.unicode() < 0x80; });
 }
-} // namespace
 
-std::optional<QByteArray> redactEscapedLiterals(const QByteArray &json, const std::function<bool(QString &)> &redact) {
+// How many times a literal is decoded on the way to the text that is read: a call's arguments are
+// JSON in a string of the frame (one), whose strings a client's parser decodes again (two); one more
+// is room for JSON within those.
+constexpr int kDecodedLevels = 3;
+
+std::optional<QByteArray> redactLiteralsAt(const QByteArray &json, const std::function<bool(QString &)> &redact,
+                                           int level) {
     const char *const begin = json.constData();
     const char *const end = begin + json.size();
     if (!holdsSpellingEscape(begin, end))
         return std::nullopt;
     // A literal ends at its line: JSON holds no raw line break in a string, and an SSE frame's lines
     // are read apart (a stray quote in an event line starts nothing). JSON within a decoded literal
-    // is read the same way, one level down: a backslash there took two characters or more above, so
-    // the levels are logarithmic in the text's size, and each reads no more than the level above.
+    // is read the same way, one level down, to kDecodedLevels levels. Nesting alone would not stop
+    // soon: a backslash written "\u005c" adds one backslash a level rather than doubling them, so n
+    // bytes nest about sqrt(n) levels, and reading every one cost n * sqrt(n) (a 5 MB frame of 1000
+    // levels took a minute and 14 GB). A level reads about what the one above read (a decoded
+    // literal is no longer than its escapes; a redaction writes 10 bytes for 8 or more), so a call
+    // costs a few passes over its input.
     QByteArray out;
     const char *copied = begin;
     for (const char *open = begin; (open = static_cast<const char *>(std::memchr(open, '"', size_t(end - open))));) {
@@ -278,9 +287,15 @@ std::optional<QByteArray> redactEscapedLiterals(const QByteArray &json, const st
         // Under 8 bytes a literal holds nothing a redaction finds (a secret form, a key shape, a
         // bearer token): a run of short escaped names costs a scan, not a redaction each.
         if (close - open > kMinVerbatimSecret && holdsSpellingEscape(open + 1, close)) {
-            if (std::optional<QString> text = decodedLiteral(open + 1, close); text && !underMinimum(*text)) {
+            if (level == kDecodedLevels) {
+                // Deeper than any answer nests: the literal goes whole, unread, so that what it
+                // spells never reaches a client.
+                out.append(copied, open - copied);
+                appendLiteral(out, QLatin1String(kRedacted));
+                copied = close + 1;
+            } else if (std::optional<QString> text = decodedLiteral(open + 1, close); text && !underMinimum(*text)) {
                 bool changed = redact(*text);
-                if (const std::optional<QByteArray> inner = redactEscapedLiterals(text->toUtf8(), redact)) {
+                if (const std::optional<QByteArray> inner = redactLiteralsAt(text->toUtf8(), redact, level + 1)) {
                     *text = QString::fromUtf8(*inner);
                     changed = true;
                 }
@@ -297,6 +312,11 @@ std::optional<QByteArray> redactEscapedLiterals(const QByteArray &json, const st
         return std::nullopt;
     out.append(copied, end - copied);
     return out;
+}
+} // namespace
+
+std::optional<QByteArray> redactEscapedLiterals(const QByteArray &json, const std::function<bool(QString &)> &redact) {
+    return redactLiteralsAt(json, redact, 0);
 }
 
 QByteArray redactSecretsInJson(const QByteArray &json, QByteArrayView secret) {

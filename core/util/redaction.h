@@ -23,16 +23,18 @@ QByteArray redactSecrets(const QByteArray &bytes, QByteArrayView secret = {});
 // redactSecrets for JSON text a client will parse (an upstream's frame relayed as it came, a usage
 // object written as the upstream sent it). A parser reads "\u002B" as "+" and "\/" as "/", so a key
 // written with escapes passes redactSecrets: each string literal that holds "\u" or "\/" is also
-// redacted on its decoded text (and so is JSON text within it, such as a call's arguments), and
-// written again, escaped plainly, when that removes something. Text without such escapes costs what
-// redactSecrets costs and a memchr for backslashes.
+// redacted on its decoded text (and so is JSON text within it, such as a call's arguments, three
+// levels down at most: deeper, a literal with such escapes goes whole as "[redacted]"), and written
+// again, escaped plainly, when that removes something. Text without such escapes costs what
+// redactSecrets costs and a memchr for backslashes; text with them a few passes over it.
 QByteArray redactSecretsInJson(const QByteArray &json, QByteArrayView secret = {});
 
 // The step of redactSecretsInJson that reads escapes, with another redaction: each string literal of
 // `json` written with "\u" or "\/" escapes goes decoded through `redact` (true when it took something
-// out; never given under 8 bytes, where no secret form fits), and JSON within it the same way; the
-// literals it changed are written again, escaped plainly. Nothing when none changed. For an answer's
-// own text, which loses the attempt's key alone (a call's arguments a client parses as JSON).
+// out; never given under 8 bytes, where no secret form fits), and JSON within it the same way, to the
+// same three levels; the literals it changed are written again, escaped plainly. Nothing when none
+// changed. For an answer's own text, which loses the attempt's key alone (a call's arguments a client
+// parses as JSON).
 std::optional<QByteArray> redactEscapedLiterals(const QByteArray &json, const std::function<bool(QString &)> &redact);
 
 // The forms of `secret` redactSecrets looks for (as sent, percent-encoded, base64, JSON-escaped, hex),

@@ -254,6 +254,49 @@ private Q_SLOTS:
         QCOMPARE(clientReads(redactSecretsInJson("event: \"x\ndata: {\"a\":\"" + escaped(key) + "\"}\n\n", key))->at(1),
                  QStringLiteral("[redacted]"));
     }
+    void aLiteralNestedDeeperThanAnAnswerGoesWholeAtABoundedCost() {
+        // Each wrap writes the literal inside another, a backslash as "\u005c" and a quote as
+        // "\u0022": one backslash more a level, so n bytes nest about sqrt(n) levels, and reading
+        // every one held the engine a minute and 14 GB for a 5 MB frame (review of 532). Up to three
+        // decodings (a call's arguments and JSON in them) the key alone goes; deeper, the literal at
+        // the third goes whole, and the decodings stay three whatever the depth.
+        const QByteArray key = QByteArray("AbCdEfGhIjKlMnOp") + '+' + "QrStUvWx0123";
+        for (const int wraps : {0, 1, 2, 3, 4, 40, 200}) {
+            QByteArray literal = "\"" + escaped(key, "+") + " stays\"";
+            for (int i = 0; i < wraps; ++i)
+                literal = "\"" + literal.replace("\\", "\\u005c").replace("\"", "\\u0022") + "\"";
+            const QByteArray frame = "data: {\"x\":" + literal + "}\n\n";
+            int decodings = 0;
+            qsizetype decodedBytes = 0;
+            const std::optional<QByteArray> out = redactEscapedLiterals(frame, [&](QString &text) {
+                ++decodings;
+                decodedBytes += text.toUtf8().size();
+                const QString clean = redactSecrets(text, key);
+                const bool changed = clean != text;
+                text = clean;
+                return changed;
+            });
+            QVERIFY(out);
+            QVERIFY2(decodings <= 3, qPrintable(QStringLiteral("%1 wraps: %2 decodings").arg(wraps).arg(decodings)));
+            QVERIFY2(decodedBytes <= 3 * frame.size(), qPrintable(QString::number(wraps)));
+            // The client's parser peels the literal a level at a time, down to text that is no literal.
+            QString read = clientReads(*out)->at(1);
+            int levels = 1;
+            while (read.startsWith(u'"')) {
+                const QJsonDocument inner = QJsonDocument::fromJson("[" + read.toUtf8() + "]");
+                QVERIFY2(inner.isArray(), qPrintable(read));
+                read = inner.array().at(0).toString();
+                ++levels;
+            }
+            if (wraps < 3) {
+                QCOMPARE(levels, wraps + 1);
+                QCOMPARE(read, QStringLiteral("[redacted] stays"));
+            } else {
+                QCOMPARE(levels, 4);
+                QCOMPARE(read, QLatin1String(kRedacted));
+            }
+        }
+    }
     void redactionComesBeforeTheCut() {
         // A key across the cut must not leak its start.
         const QString text = QString(290, QLatin1Char('.')) + QStringLiteral(" sk-") + QStringLiteral("proj-") +
