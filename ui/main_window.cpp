@@ -202,6 +202,12 @@ void MainWindow::applySnapshot(const snapshot::EngineSnapshot &s) {
     m_attempts->append(s.newAttempts);
     m_marks->applySnapshot(s.marks, s.wallMs);
     m_marksView->setStore(s.marksStore, s.marksStoreShared, s.marksStoreUp);
+    if (s.config) {
+        m_routedProviders.clear();
+        for (const auto &route : s.config->routes)
+            for (const QString &candidate : route.candidates)
+                m_routedProviders.insert(candidate.section(QLatin1Char('/'), 0, 0));
+    }
     m_credentials->applySnapshot(s.credentials, s.wallMs);
     m_log->append(s.newLogLines);
     m_status->applySnapshot(s);
@@ -254,11 +260,37 @@ void MainWindow::updateBadge() {
     item->setToolTip(tip + tr(" (Ctrl+3)"));
 }
 
-QStringList MainWindow::providersWithKeysOut() const {
-    QStringList out;
-    for (int row : m_credentials->parkedRows())
-        if (const QString &p = m_credentials->at(row).provider; !out.contains(p))
-            out << p;
+MainWindow::DegradedProviders MainWindow::degradedProviders() const {
+    // By provider, in the order the credentials come: whether a key was taken out of use and
+    // whether one is left to send.
+    QStringList providers;
+    QSet<QString> takenOut, usable;
+    for (int row = 0; row < m_credentials->rowCount(); ++row) {
+        const QString &p = m_credentials->at(row).provider;
+        if (!providers.contains(p))
+            providers << p;
+        switch (m_credentials->stateAt(row)) {
+        case credentials::CredentialHealth::Ok:
+            usable << p;
+            break;
+        case credentials::CredentialHealth::Parked:
+        case credentials::CredentialHealth::Rejected:
+        case credentials::CredentialHealth::Unavailable:
+            takenOut << p;
+            break;
+        case credentials::CredentialHealth::Missing:
+            // An unset env: reference is skipped by every request, by design: the starter config puts
+            // one before each keychain key. It says nothing about the provider while a key follows.
+            break;
+        }
+    }
+    DegradedProviders out;
+    for (const QString &p : std::as_const(providers)) {
+        if (takenOut.contains(p))
+            out.keyOut << p;
+        else if (!usable.contains(p) && (m_routedProviders.isEmpty() || m_routedProviders.contains(p)))
+            out.noKey << p; // a provider no route names sends nothing elsewhere
+    }
     return out;
 }
 
@@ -276,13 +308,19 @@ void MainWindow::updateState() {
     } else if (marks > 0) {
         state = HealthState::Marks;
         detail = (marks == 1 ? tr("1 candidate marked down") : tr("%1 candidates marked down").arg(marks));
-    } else if (const QStringList providers = providersWithKeysOut(); !providers.isEmpty()) {
+    } else if (const DegradedProviders out = degradedProviders(); !out.keyOut.isEmpty() || !out.noKey.isEmpty()) {
         // Nothing reroutes silently: a parked key sends its provider's requests to the pool's next
         // key or the next candidate, for days after a spend limit, while the word said "Healthy"
-        // (probe AB4 F2).
+        // (probe AB4 F2); a provider with no key to send is passed over by every route that names it.
         state = HealthState::Degraded;
-        detail = tr("a key of %1 is out of use: requests go to the pool's next key or the next candidate")
-                     .arg(providers.join(QStringLiteral(", ")));
+        QStringList parts;
+        if (!out.keyOut.isEmpty())
+            parts << tr("a key of %1 is out of use: requests go to the pool's next key or the next candidate")
+                         .arg(out.keyOut.join(QStringLiteral(", ")));
+        if (!out.noKey.isEmpty())
+            parts << tr("%1 has no usable key: requests go to the next candidate")
+                         .arg(out.noKey.join(QStringLiteral(", ")));
+        detail = parts.join(QStringLiteral("; "));
     }
     m_state = state;
     m_status->setState(state, detail);

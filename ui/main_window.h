@@ -8,6 +8,7 @@
 #include "ui/shared/state_palette.h"
 
 #include <QMainWindow>
+#include <QSet>
 
 class QLabel;
 class QListWidget;
@@ -85,7 +86,11 @@ protected:
 
 private:
     void updateState();
-    QStringList providersWithKeysOut() const; // providers with a key parked, rejected, missing or unavailable
+    struct DegradedProviders {
+        QStringList keyOut; // a key parked, rejected or unreadable after it was tried
+        QStringList noKey;  // a provider a route names with no key left to send (every one missing or out)
+    };
+    DegradedProviders degradedProviders() const;
     void updateBadge();
     void showBudgetWarning(const telemetry::BudgetState &state);
 
@@ -116,6 +121,7 @@ private:
     qint64 m_lastSnapshotWallMs = 0;
     QString m_lastUnansweredReason;
     QString m_baseUrl;
+    QSet<QString> m_routedProviders; // named by a route of the running configuration (none known: all count)
     bool m_useTray = true;
 };
 

@@ -479,6 +479,75 @@ private Q_SLOTS:
                                              QStringLiteral("30"), QStringLiteral("40"), QStringLiteral("50")}));
     }
 
+    // The starter configuration gives each provider an env: reference before its keychain key, on
+    // purpose: an unset variable is skipped. With the key in the keychain the window read "Degraded"
+    // for good, amber in the tray too, and said requests went elsewhere while none did.
+    void anUnsetEnvKeyBeforeAWorkingOneIsNotDegraded() {
+        MainWindow window(nullptr, noTray());
+        window.resize(1180, 720);
+        window.show();
+        auto s = baseSnapshot();
+        auto running = std::make_shared<config::Config>();
+        config::RouteConfig claude;
+        claude.name = QStringLiteral("claude");
+        claude.candidates = {QStringLiteral("anthropic/claude-sonnet-4-5"), QStringLiteral("openai/gpt-5")};
+        running->routes.insert(claude.name, claude);
+        s.config = running;
+        s.configGeneration = 1;
+        const auto key = [](const QString &provider, int position, const QString &ref,
+                            credentials::CredentialHealth state) {
+            credentials::CredentialStatus c;
+            c.provider = provider;
+            c.position = position;
+            c.ref = ref;
+            c.state = state;
+            if (state == credentials::CredentialHealth::Missing)
+                c.lastError = QStringLiteral("the environment variable %1 is not set").arg(ref.mid(4));
+            return c;
+        };
+        using credentials::CredentialHealth;
+        s.credentials = {
+            key(QStringLiteral("anthropic"), 0, QStringLiteral("env:ANTHROPIC_API_KEY"), CredentialHealth::Missing),
+            key(QStringLiteral("anthropic"), 1, QStringLiteral("keychain:anthropic"), CredentialHealth::Ok),
+            key(QStringLiteral("openai"), 0, QStringLiteral("env:OPENAI_API_KEY"), CredentialHealth::Missing),
+            key(QStringLiteral("openai"), 1, QStringLiteral("keychain:openai"), CredentialHealth::Ok),
+            // A provider no route names, with no key at all: nothing is sent elsewhere because of it.
+            key(QStringLiteral("spare"), 0, QStringLiteral("env:SPARE_API_KEY"), CredentialHealth::Missing)};
+        window.applySnapshot(s);
+        auto *word = window.findChild<QLabel *>(QStringLiteral("stateWord"));
+        QCOMPARE(window.state(), HealthState::Healthy);
+        QCOMPARE(window.tray()->state(), HealthState::Healthy);
+        QCOMPARE(word->text(), QStringLiteral("Healthy"));
+        QVERIFY2(!window.tray()->toolTip().contains(QStringLiteral("Degraded")), qPrintable(window.tray()->toolTip()));
+        settle();
+        shoot(window, "dashboard-starter-pool-healthy");
+
+        // The keychain key parked: the provider's requests now go elsewhere, and the window says so.
+        s.credentials[1].state = CredentialHealth::Parked;
+        s.credentials[1].reason = credentials::ParkReason::RateLimit;
+        s.credentials[1].status = 429;
+        s.credentials[1].remainingMs = 45'000;
+        s.credentials[1].parkedForMs = 45'000;
+        window.applySnapshot(s);
+        QCOMPARE(window.state(), HealthState::Degraded);
+        QCOMPARE(window.tray()->state(), HealthState::Degraded);
+        QCOMPARE(word->text(), QStringLiteral("Degraded"));
+        QVERIFY2(window.tray()->toolTip().contains(QStringLiteral("Degraded (a key of anthropic is out of use")),
+                 qPrintable(window.tray()->toolTip()));
+        settle();
+        shoot(window, "dashboard-starter-pool-key-parked");
+
+        // A routed provider with no key left to send is passed over by every request: Degraded too.
+        s.credentials[1].state = CredentialHealth::Ok;
+        s.credentials[3] =
+            key(QStringLiteral("openai"), 1, QStringLiteral("keychain:openai"), CredentialHealth::Missing);
+        window.applySnapshot(s);
+        QCOMPARE(window.state(), HealthState::Degraded);
+        QVERIFY2(window.tray()->toolTip().contains(QStringLiteral("openai has no usable key")),
+                 qPrintable(window.tray()->toolTip()));
+        QVERIFY2(!window.tray()->toolTip().contains(QStringLiteral("anthropic")), qPrintable(window.tray()->toolTip()));
+    }
+
     void trayMenuHasTheFiveActionsAndEveryStateHasAnIcon() {
         TrayController tray;
         QStringList texts;
