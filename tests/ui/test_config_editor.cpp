@@ -311,6 +311,81 @@ private Q_SLOTS:
         QVERIFY(running().tenants.contains(alice.name));
     }
 
+    // Save writes what the file then holds, which may be more than the edits: here the file lost its
+    // last tenant meanwhile, and the network listener refuses that. The window then showed the refused
+    // configuration as running, clean, and Revert went back to it. Now the one the gateway runs stays
+    // the running one, the editor stays dirty and says the file holds the refused changes, and
+    // Revert then Save writes the running one back.
+    void aConfigurationTheEngineRefusesStaysUnapplied() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("config.json"));
+        config::Config file = startingConfig();
+        config::TenantConfig alice;
+        alice.name = QStringLiteral("alice");
+        alice.admin = true;
+        alice.keyHashes = {credentials::gatewayKeyHash(credentials::newGatewayKey())};
+        file.tenants.insert(alice.name, alice);
+        QVERIFY(config::save(path, file));
+        const QString given = QStringLiteral("0.0.0.0:0");
+        EngineHost host;
+        test::ScriptedSecretStore engineSecrets;
+        Engine::Options options;
+        options.config = file;
+        options.config.listen = given;
+        options.listenGiven = given;
+        options.configPath = path;
+        options.secrets = &engineSecrets;
+        QString error;
+        QVERIFY2(host.start(std::move(options), QString(), &error), qPrintable(error));
+        const auto running = [&host]() {
+            config::Config c;
+            host.runBlocking([&c](Engine &e) { c = *e.config(); });
+            return c;
+        };
+
+        EngineCommands commands(&host);
+        test::ScriptedSecretStore secrets;
+        ConfigEditor editor(&commands, &secrets);
+        editor.setConfigPath(path);
+        editor.setListenGiven(given);
+        editor.setListening(host.baseUrl().section(QStringLiteral("://"), 1));
+        editor.setRunningConfig(running(), 1);
+        editor.resize(1000, 620);
+        editor.show();
+        const int deadline = editor.workingConfig().failover.deadlineMs;
+
+        config::Config keyless = file;
+        keyless.tenants.clear();
+        QVERIFY(config::save(path, keyless)); // by hand, in another editor
+        child<QSpinBox>(editor, "deadline")->setValue(45000);
+        QVERIFY(editor.problems().isEmpty()); // the window's copy still has its tenant
+        QTest::mouseClick(child<QPushButton>(editor, "saveButton"), Qt::LeftButton);
+        auto *state = child<QLabel>(editor, "configState");
+        QVERIFY(test::waitUntil([state]() { return state->text().contains(QLatin1String("but not applied")); }));
+        QVERIFY2(state->text().contains(QLatin1String("network can reach")), qPrintable(state->text()));
+        QVERIFY2(state->text().contains(QLatin1String("The file holds these changes")), qPrintable(state->text()));
+        QVERIFY(running().tenants.contains(alice.name));
+        QVERIFY(editor.isDirty());
+        QVERIFY(child<QPushButton>(editor, "saveButton")->isEnabled());
+        QVERIFY(editor.workingConfig().tenants.isEmpty()); // what the file holds, its problem listed
+        QVERIFY2(editor.problems().join(QLatin1Char('\n')).contains(QLatin1String("not a loopback address")),
+                 qPrintable(editor.problems().join(QLatin1Char('\n'))));
+        const QString shots = qEnvironmentVariable("SWITCHMAN_SCREENSHOT_DIR");
+        if (!shots.isEmpty())
+            QVERIFY(editor.grab().save(QDir(shots).filePath(QStringLiteral("config-save-refused.png"))));
+
+        // Revert shows what the gateway runs, not what it refused; Save then puts it back in the file.
+        QTest::mouseClick(child<QPushButton>(editor, "revertButton"), Qt::LeftButton);
+        QVERIFY(editor.workingConfig().tenants.contains(alice.name));
+        QCOMPARE(editor.workingConfig().failover.deadlineMs, deadline);
+        QVERIFY(editor.isDirty());
+        QTest::mouseClick(child<QPushButton>(editor, "saveButton"), Qt::LeftButton);
+        QVERIFY(!editor.isDirty());
+        QVERIFY(config::load(path).config->tenants.contains(alice.name));
+        QCOMPARE(config::load(path).config->failover.deadlineMs, deadline);
+        QVERIFY(running().tenants.contains(alice.name));
+    }
+
     // Without --listen, a `listen` edited since the start takes effect at the next one: until then
     // the edits are judged at the listener in effect too.
     void editsAreJudgedAtTheListenerInEffect() {

@@ -126,6 +126,11 @@ void ConfigEditor::setRunningConfig(const config::Config &incoming, quint64 gene
     if (!m_listenGiven.isEmpty())
         config.listen = m_listenGiven;
     m_running = config;
+    if (!m_refused.isEmpty()) { // the engine took a configuration since the refusal: most likely the file's, fixed
+        m_refused.clear();
+        m_dirty = m_working != m_running;
+        revalidate();
+    }
     if (m_dirty)
         return; // never throw away the user's edits; Revert picks the new one up
     m_working = config;
@@ -140,7 +145,7 @@ void ConfigEditor::loadPages() {
 }
 
 void ConfigEditor::edited() {
-    m_dirty = m_working != m_running;
+    m_dirty = m_working != m_running || !m_refused.isEmpty();
     revalidate();
 }
 
@@ -175,7 +180,11 @@ void ConfigEditor::revalidate() {
         m_problems->addItem(new QListWidgetItem(StatePalette::dot(HealthState::Error, 10), e.toString()));
     m_problems->setVisible(!errors.isEmpty());
     QString state;
-    if (!errors.isEmpty())
+    if (!m_refused.isEmpty()) // said first: what the file holds and what runs now differ
+        state = tr("Saved to %1 but not applied: %2. The file holds these changes; the gateway still runs the "
+                   "configuration it had (Revert shows it again, and Save then writes it back)")
+                    .arg(m_path, m_refused);
+    else if (!errors.isEmpty())
         state = (errors.size() == 1 ? tr("1 problem to fix before saving")
                                     : tr("%1 problems to fix before saving").arg(errors.size()));
     else if (m_dirty)
@@ -213,12 +222,21 @@ bool ConfigEditor::saveAndApply() {
     if (!m_listenGiven.isEmpty())
         result.listen = m_listenGiven;
     if (m_commands)
-        m_commands->applyConfig(result, this, [this](const QString &refusal) {
-            if (refusal.isEmpty())
-                return;
-            m_state->setText(m_path.isEmpty() ? tr("Not applied: %1").arg(refusal)
-                                              : tr("Saved to %1 but not applied: %2").arg(m_path, refusal));
-        });
+        m_commands->applyConfig(result, this,
+                                [this, previous = m_running, generation = m_generation](const QString &refusal) {
+                                    if (refusal.isEmpty() || generation != m_generation)
+                                        return; // applied, or the engine has run another configuration since
+                                    // The gateway runs what it ran before: that is what the window shows as running and
+                                    // what Revert goes back to, and the edits stay unapplied.
+                                    m_running = previous;
+                                    if (!m_path.isEmpty())
+                                        m_refused = refusal;
+                                    m_dirty = m_working != m_running || !m_refused.isEmpty();
+                                    revalidate();
+                                    if (m_path.isEmpty())
+                                        m_state->setText(tr("Not applied: %1").arg(refusal));
+                                });
+    m_refused.clear();
     const bool more = result != m_working;
     m_running = result;
     m_working = result;
@@ -274,8 +292,9 @@ std::optional<config::Config> ConfigEditor::writeEdits(QString *why) {
 
 void ConfigEditor::revert() {
     m_working = m_running;
-    m_loaded = m_running;
-    m_dirty = false;
+    if (m_refused.isEmpty())
+        m_loaded = m_running;
+    m_dirty = !m_refused.isEmpty(); // the file still holds the refused configuration: Save writes this one back
     loadPages();
     revalidate();
 }

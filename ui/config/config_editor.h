@@ -85,6 +85,9 @@ private:
     GeneralPage *m_general = nullptr;
     quint64 m_generation = 0;
     bool m_dirty = false;
+    // Why the engine refused what Save last wrote: the file holds it, the gateway runs m_running, and
+    // the editor stays dirty until a Save is applied (after Revert, that Save writes m_running back).
+    QString m_refused;
 
     QTabWidget *m_tabs = nullptr;
     QList<ConfigPage *> m_pages;
