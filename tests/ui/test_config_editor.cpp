@@ -93,6 +93,52 @@ struct FileEditor {
     }
 };
 
+// A gateway started with `--listen` on an address the network reaches, its file (one admin tenant)
+// loopback's, and the window's editor on it, wired as gateway_runner wires them.
+struct NetworkListenerEditor {
+    QTemporaryDir dir;
+    QString path = dir.filePath(QStringLiteral("config.json"));
+    QString given = QStringLiteral("0.0.0.0:0");
+    config::Config file = startingConfig();
+    config::TenantConfig alice;
+    EngineHost host;
+    test::ScriptedSecretStore engineSecrets;
+    EngineCommands commands{&host};
+    test::ScriptedSecretStore secrets;
+    ConfigEditor editor{&commands, &secrets};
+    QString error; // why the gateway did not start
+
+    NetworkListenerEditor() {
+        alice.name = QStringLiteral("alice");
+        alice.admin = true;
+        alice.keyHashes = {credentials::gatewayKeyHash(credentials::newGatewayKey())};
+        file.tenants.insert(alice.name, alice);
+        if (!config::save(path, file)) {
+            error = QStringLiteral("cannot write ") + path;
+            return;
+        }
+        Engine::Options options;
+        options.config = file;
+        options.config.listen = given;
+        options.listenGiven = given;
+        options.configPath = path;
+        options.secrets = &engineSecrets;
+        if (!host.start(std::move(options), QString(), &error))
+            return;
+        editor.setConfigPath(path);
+        editor.setListenGiven(given);
+        editor.setListening(host.baseUrl().section(QStringLiteral("://"), 1));
+        editor.setRunningConfig(running(), 1);
+        editor.resize(1000, 620);
+        editor.show();
+    }
+    config::Config running() {
+        config::Config c;
+        host.runBlocking([&c](Engine &e) { c = *e.config(); });
+        return c;
+    }
+};
+
 QByteArray readAll(const QString &path) {
     QFile file(path);
     if (!file.open(QIODevice::ReadOnly))
@@ -222,41 +268,15 @@ private Q_SLOTS:
     // apply, and the network listener served callers with no key. The window keeps judging at the
     // listener given at start, and the engine refuses what it would refuse at a reload.
     void aListenerGivenAtStartKeepsTheWindowFromTakingTheKeysOff() {
-        QTemporaryDir dir;
-        const QString path = dir.filePath(QStringLiteral("config.json"));
-        config::Config file = startingConfig();
-        config::TenantConfig alice;
-        alice.name = QStringLiteral("alice");
-        alice.admin = true;
-        alice.keyHashes = {credentials::gatewayKeyHash(credentials::newGatewayKey())};
-        file.tenants.insert(alice.name, alice);
-        QVERIFY(config::save(path, file));
-        const QString given = QStringLiteral("0.0.0.0:0");
-        EngineHost host;
-        test::ScriptedSecretStore engineSecrets;
-        Engine::Options options;
-        options.config = file;
-        options.config.listen = given;
-        options.listenGiven = given;
-        options.configPath = path;
-        options.secrets = &engineSecrets;
-        QString error;
-        QVERIFY2(host.start(std::move(options), QString(), &error), qPrintable(error));
-        const auto running = [&host]() {
-            config::Config c;
-            host.runBlocking([&c](Engine &e) { c = *e.config(); });
-            return c;
-        };
-
-        EngineCommands commands(&host);
-        test::ScriptedSecretStore secrets;
-        ConfigEditor editor(&commands, &secrets);
-        editor.setConfigPath(path);
-        editor.setListenGiven(given);
-        editor.setListening(host.baseUrl().section(QStringLiteral("://"), 1));
-        editor.setRunningConfig(running(), 1);
-        editor.resize(1000, 620);
-        editor.show();
+        NetworkListenerEditor started;
+        QVERIFY2(started.error.isEmpty(), qPrintable(started.error));
+        const QString &path = started.path;
+        const config::Config &file = started.file;
+        const config::TenantConfig &alice = started.alice;
+        const QString &given = started.given;
+        EngineCommands &commands = started.commands;
+        ConfigEditor &editor = started.editor;
+        const auto running = [&started]() { return started.running(); };
         auto *tabs = editor.findChild<QTabWidget *>();
         auto *listen = child<QLineEdit>(editor, "listen");
         QCOMPARE(listen->text(), given);
@@ -317,41 +337,13 @@ private Q_SLOTS:
     // the running one, the editor stays dirty and says the file holds the refused changes, and
     // Revert then Save writes the running one back.
     void aConfigurationTheEngineRefusesStaysUnapplied() {
-        QTemporaryDir dir;
-        const QString path = dir.filePath(QStringLiteral("config.json"));
-        config::Config file = startingConfig();
-        config::TenantConfig alice;
-        alice.name = QStringLiteral("alice");
-        alice.admin = true;
-        alice.keyHashes = {credentials::gatewayKeyHash(credentials::newGatewayKey())};
-        file.tenants.insert(alice.name, alice);
-        QVERIFY(config::save(path, file));
-        const QString given = QStringLiteral("0.0.0.0:0");
-        EngineHost host;
-        test::ScriptedSecretStore engineSecrets;
-        Engine::Options options;
-        options.config = file;
-        options.config.listen = given;
-        options.listenGiven = given;
-        options.configPath = path;
-        options.secrets = &engineSecrets;
-        QString error;
-        QVERIFY2(host.start(std::move(options), QString(), &error), qPrintable(error));
-        const auto running = [&host]() {
-            config::Config c;
-            host.runBlocking([&c](Engine &e) { c = *e.config(); });
-            return c;
-        };
-
-        EngineCommands commands(&host);
-        test::ScriptedSecretStore secrets;
-        ConfigEditor editor(&commands, &secrets);
-        editor.setConfigPath(path);
-        editor.setListenGiven(given);
-        editor.setListening(host.baseUrl().section(QStringLiteral("://"), 1));
-        editor.setRunningConfig(running(), 1);
-        editor.resize(1000, 620);
-        editor.show();
+        NetworkListenerEditor started;
+        QVERIFY2(started.error.isEmpty(), qPrintable(started.error));
+        const QString &path = started.path;
+        const config::Config &file = started.file;
+        const config::TenantConfig &alice = started.alice;
+        ConfigEditor &editor = started.editor;
+        const auto running = [&started]() { return started.running(); };
         const int deadline = editor.workingConfig().failover.deadlineMs;
 
         config::Config keyless = file;
