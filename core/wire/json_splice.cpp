@@ -139,6 +139,39 @@ std::optional<JsonObjectSpans> JsonObjectSpans::scan(QByteArrayView json) {
     return spans;
 }
 
+std::optional<QList<JsonValueSpan>> scanArray(QByteArrayView json) {
+    QList<JsonValueSpan> out;
+    qsizetype at = skipSpace(json, 0);
+    if (at >= json.size() || json[at] != '[')
+        return std::nullopt;
+    at = skipSpace(json, at + 1);
+    if (at < json.size() && json[at] == ']') {
+        ++at;
+    } else {
+        for (;;) {
+            if (at >= json.size())
+                return std::nullopt;
+            const qsizetype end = skipValue(json, at);
+            if (end < 0)
+                return std::nullopt;
+            out.append({at, end});
+            at = skipSpace(json, end);
+            if (at >= json.size())
+                return std::nullopt;
+            if (json[at] == ']') {
+                ++at;
+                break;
+            }
+            if (json[at] != ',')
+                return std::nullopt;
+            at = skipSpace(json, at + 1);
+        }
+    }
+    if (skipSpace(json, at) != json.size())
+        return std::nullopt;
+    return out;
+}
+
 const JsonMemberSpan *JsonObjectSpans::find(QByteArrayView key) const {
     for (const JsonMemberSpan &m : m_members)
         if (this->key(m) == key)
@@ -167,47 +200,66 @@ std::optional<QByteArray> spliceTopLevel(QByteArrayView json, std::span<const Js
     const std::optional<JsonObjectSpans> spans = JsonObjectSpans::scan(json);
     if (!spans || spans->hasDuplicateKeys())
         return std::nullopt;
-    struct Replacement {
-        const JsonMemberSpan *at;
-        QByteArrayView value;
+    const QList<JsonMemberSpan> &members = spans->members();
+    // Each edit is a range of the bytes and what goes there instead; they are applied in order.
+    struct Change {
+        qsizetype begin;
+        qsizetype end;
+        QByteArrayView text;
     };
-    QVarLengthArray<Replacement, 8> replaced;
+    QVarLengthArray<Change, 8> changes;
+    QVarLengthArray<bool, 16> removed(members.size(), false);
     QVarLengthArray<const JsonMemberEdit *, 8> appended;
     qsizetype extra = 0;
     for (const JsonMemberEdit &e : edits) {
-        Q_ASSERT(!e.value.isEmpty());
-        if (const JsonMemberSpan *m = spans->find(e.key)) {
-            replaced.append({m, e.value});
+        const JsonMemberSpan *m = spans->find(e.key);
+        if (e.removes()) {
+            if (m)
+                removed[m - members.constData()] = true;
+        } else if (m) {
+            changes.append({m->valueBegin, m->valueEnd, e.value});
             extra += e.value.size() - (m->valueEnd - m->valueBegin);
         } else {
             appended.append(&e);
             extra += e.key.size() + e.value.size() + 4; // ,"key":
         }
     }
-    std::sort(replaced.begin(), replaced.end(),
-              [](const Replacement &a, const Replacement &b) { return a.at->valueBegin < b.at->valueBegin; });
+    // A removed member goes with the comma before it; the first ones, having none, with the
+    // comma after them up to the first member kept; all of them, with nothing left to join.
+    const auto kept = std::find(removed.cbegin(), removed.cend(), false) - removed.cbegin();
+    if (kept == members.size() && kept > 0)
+        changes.append({members.constFirst().keyBegin, members.constLast().valueEnd, {}});
+    else if (kept > 0)
+        changes.append({members.constFirst().keyBegin, members[kept].keyBegin, {}});
+    for (qsizetype i = kept + 1; i < members.size(); ++i)
+        if (removed[i])
+            changes.append({members[i - 1].valueEnd, members[i].valueEnd, {}});
 
     // New members go right after the last one (or the opening brace of an empty object),
     // so whatever whitespace the client put before its closing brace stays there.
-    const qsizetype insertAt =
-        spans->members().isEmpty() ? json.indexOf('{') + 1 : spans->members().constLast().valueEnd;
+    QByteArray tail;
+    bool first = kept == members.size();
+    for (const JsonMemberEdit *e : appended) {
+        if (!first)
+            tail.append(',');
+        first = false;
+        tail.append('"').append(e->key).append("\":").append(e->value);
+    }
+    if (!tail.isEmpty()) {
+        const qsizetype at = members.isEmpty() ? json.indexOf('{') + 1 : members.constLast().valueEnd;
+        changes.append({at, at, QByteArrayView(tail)});
+    }
+    std::sort(changes.begin(), changes.end(), [](const Change &a, const Change &b) { return a.begin < b.begin; });
+
     QByteArray out;
     out.reserve(json.size() + std::max<qsizetype>(extra, 0));
     qsizetype copied = 0;
-    for (const Replacement &r : replaced) {
-        out.append(json.constData() + copied, r.at->valueBegin - copied);
-        out.append(r.value);
-        copied = r.at->valueEnd;
+    for (const Change &c : changes) {
+        out.append(json.constData() + copied, c.begin - copied);
+        out.append(c.text);
+        copied = c.end;
     }
-    out.append(json.constData() + copied, insertAt - copied);
-    bool first = spans->members().isEmpty();
-    for (const JsonMemberEdit *e : appended) {
-        if (!first)
-            out.append(',');
-        first = false;
-        out.append('"').append(e->key).append("\":").append(e->value);
-    }
-    out.append(json.constData() + insertAt, json.size() - insertAt);
+    out.append(json.constData() + copied, json.size() - copied);
     return out;
 }
 

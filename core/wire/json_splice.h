@@ -57,19 +57,33 @@ private:
     qsizetype m_closeBrace = 0;
 };
 
-// One member to set: its key (plain text that needs no escaping) and the JSON text of its value.
-// Views: the bytes are the caller's and only read during the splice.
+// Where one value lies in the bytes that were scanned.
+struct JsonValueSpan {
+    qsizetype begin = 0; // the value's first byte
+    qsizetype end = 0;   // one past its last byte
+};
+
+// The elements of one JSON array's bytes (whitespace around it allowed), found as
+// JsonObjectSpans finds an object's members; nullopt when not exactly one well-formed array.
+std::optional<QList<JsonValueSpan>> scanArray(QByteArrayView json);
+
+// One member to set: its key (plain text that needs no escaping) and the JSON text of its value,
+// or no value (JsonMemberEdit::removal) to take the member out. Views: the bytes are the
+// caller's and only read during the splice.
 struct JsonMemberEdit {
     QByteArrayView key;
     QByteArrayView value;
+
+    static JsonMemberEdit removal(QByteArrayView key) { return {key, {}}; }
+    bool removes() const { return value.isEmpty(); }
 };
 
 // `json` with every edit applied: an existing member's value replaced where it stands, a
-// missing member appended after the last one. Nullopt ("cannot splice": the caller builds the
-// body another way) when JsonObjectSpans::scan() declines, or when any top-level key is there
-// twice: a peer may read a duplicate differently from the parser that read it here (Qt keeps
-// the last), so only a body with one reading is forwarded as it is. Edits must name distinct
-// keys and carry valid JSON values.
+// missing member appended after the last one, a removed member taken out with the comma that
+// joined it to its neighbour (a removal of a missing member changes nothing). Nullopt ("cannot splice": the caller
+// builds the body another way) when JsonObjectSpans::scan() declines, or when any top-level key is there twice: a peer
+// may read a duplicate differently from the parser that read it here (Qt keeps the last), so only a body with one
+// reading is forwarded as it is. Edits must name distinct keys and carry valid JSON values.
 std::optional<QByteArray> spliceTopLevel(QByteArrayView json, std::span<const JsonMemberEdit> edits);
 inline std::optional<QByteArray> spliceTopLevel(QByteArrayView json, std::initializer_list<JsonMemberEdit> edits) {
     return spliceTopLevel(json, std::span<const JsonMemberEdit>(edits.begin(), edits.size()));

@@ -44,6 +44,8 @@ private slots:
     void whitespaceEverywhereIsKept();
     void replacesInPlaceAndAppendsTheMissing();
     void emptyObjectGetsTheMembers();
+    void removesMembersWithTheirCommas();
+    void arrayElementsAreFound();
     void unknownBytesAreForwardedExactly();
     void keyNamedInsideAValueIsNotTheMember();
     void duplicateKeysDecline();
@@ -105,6 +107,57 @@ void TestJsonSplice::emptyObjectGetsTheMembers() {
     QVERIFY(out);
     QCOMPARE(*out, QByteArray(" {\"model\":\"up-model\",\"stream\":true \n } "));
     QCOMPARE(parsed(*out), (QJsonObject{{"model", "up-model"}, {"stream", true}}));
+}
+
+void TestJsonSplice::removesMembersWithTheirCommas() {
+    // Every subset of four members taken out, with a replacement and an append alongside: the
+    // others keep their bytes, spacing included, and the result is the object without them.
+    const QByteArray json = " { \"a\" : 1 ,\n\"store\":false, \"model\":\"old\" ,\"z\":[2] \n} ";
+    const char *const keys[] = {"a", "store", "model", "z"};
+    for (int mask = 0; mask < 16; ++mask) {
+        QList<JsonMemberEdit> edits;
+        QJsonObject expected = parsed(json);
+        for (int k = 0; k < 4; ++k)
+            if (mask & (1 << k)) {
+                edits.append(JsonMemberEdit::removal(keys[k]));
+                expected.remove(QLatin1String(keys[k]));
+            }
+        edits.append(JsonMemberEdit::removal("absent"));
+        if (!(mask & 4)) {
+            edits.append(JsonMemberEdit{"model", "\"new\""});
+            expected.insert(QStringLiteral("model"), QStringLiteral("new"));
+        }
+        edits.append(JsonMemberEdit{"stream", "true"});
+        expected.insert(QStringLiteral("stream"), true);
+        const auto out = spliceTopLevel(json, std::span<const JsonMemberEdit>(edits.constData(), edits.size()));
+        QVERIFY(out);
+        QCOMPARE(parsed(*out), expected);
+    }
+    const auto store = spliceTopLevel(json, {JsonMemberEdit::removal("store")});
+    QVERIFY(store);
+    QCOMPARE(*store, QByteArray(" { \"a\" : 1, \"model\":\"old\" ,\"z\":[2] \n} "));
+    const auto first = spliceTopLevel(json, {JsonMemberEdit::removal("a"), JsonMemberEdit::removal("store")});
+    QVERIFY(first);
+    QCOMPARE(*first, QByteArray(" { \"model\":\"old\" ,\"z\":[2] \n} "));
+    const auto last = spliceTopLevel(json, {JsonMemberEdit::removal("z"), JsonMemberEdit::removal("model")});
+    QVERIFY(last);
+    QCOMPARE(*last, QByteArray(" { \"a\" : 1 ,\n\"store\":false \n} "));
+    const auto all = spliceTopLevel(R"({"store":false})", {JsonMemberEdit::removal("store"), {"stream", "true"}});
+    QVERIFY(all);
+    QCOMPARE(*all, QByteArray(R"({"stream":true})"));
+}
+
+void TestJsonSplice::arrayElementsAreFound() {
+    const QByteArray json = R"( [ {"role":"developer","content":"a]\"}"} , "x",[1,[2]],-3 ] )";
+    const auto spans = sw::wire::scanArray(json);
+    QVERIFY(spans);
+    QStringList values;
+    for (const auto &v : *spans)
+        values << QString::fromUtf8(json.mid(v.begin, v.end - v.begin));
+    QCOMPARE(values, (QStringList{R"({"role":"developer","content":"a]\"}"})", "\"x\"", "[1,[2]]", "-3"}));
+    QVERIFY(sw::wire::scanArray(" [ ] ") && sw::wire::scanArray(" [ ] ")->isEmpty());
+    for (const char *bad : {"[1,]", "[,1]", "[1 2]", "[1", "{}", "[1]]", "[\"a]"})
+        QVERIFY2(!sw::wire::scanArray(bad), bad);
 }
 
 void TestJsonSplice::unknownBytesAreForwardedExactly() {
