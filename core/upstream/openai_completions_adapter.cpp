@@ -316,6 +316,42 @@ void foldName(QJsonObject &turn) {
     }
 }
 
+// The client's `messages` bytes with the role of each turn `renames` picks (a `developer` one)
+// written `system`, everything else as it came: the body goes on by splice, not decoded and written
+// again. Nullopt when the bytes do not show that role plainly (an escape in it, a second `role`), so
+// the caller writes the body again.
+template <typename Renames>
+std::optional<QByteArray> developersAsSystem(QByteArrayView body, const rj::Value *messages, Renames renames) {
+    const std::optional<wire::JsonObjectSpans> top = wire::JsonObjectSpans::scan(body);
+    const wire::JsonMemberSpan *sent = top ? top->find("messages") : nullptr;
+    if (!sent)
+        return std::nullopt;
+    const QByteArrayView bytes = top->value(*sent);
+    const std::optional<QList<wire::JsonValueSpan>> turns = wire::scanArray(bytes);
+    const auto parsed = rj::elements(messages);
+    if (!turns || turns->size() != qsizetype(parsed.Size()))
+        return std::nullopt;
+    QByteArray out;
+    out.reserve(bytes.size());
+    qsizetype copied = 0;
+    qsizetype i = 0;
+    for (const rj::Value &m : parsed) {
+        const wire::JsonValueSpan turn = turns->at(i++);
+        if (!renames(m))
+            continue;
+        const std::optional<wire::JsonObjectSpans> members =
+            wire::JsonObjectSpans::scan(bytes.sliced(turn.begin, turn.end - turn.begin));
+        const wire::JsonMemberSpan *role = members ? members->find("role") : nullptr;
+        if (!role || members->hasDuplicateKeys() || members->value(*role) != "\"developer\"")
+            return std::nullopt;
+        const qsizetype at = turn.begin + role->valueBegin;
+        out.append(bytes.sliced(copied, at - copied)).append("\"system\"");
+        copied = turn.begin + role->valueEnd;
+    }
+    out.append(bytes.sliced(copied));
+    return out;
+}
+
 // Whether `baseUrl`'s host is `host`, read without a QUrl: a parse is about 4 k instructions, and
 // a request asks several of these (probe of stop 47: five parses a Chat request, 21 k in all). The
 // authority is what follows "scheme://" up to the path, query or fragment; its host what follows
@@ -829,8 +865,14 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
             return !*toOpenAI;
         };
         const auto messages = rj::elements(rj::member(wire::clientBody(request), "messages"));
+        // A `developer` turn alone is renamed in the bytes (developersAsSystem); any other change to a
+        // turn writes the messages again.
+        bool renamesDevelopers = false;
         const bool reworksTurns = std::any_of(messages.begin(), messages.end(), [&](const rj::Value &m) {
-            return emptyAssistant(m) || reasoningEdit(m) || longIds(m) || nameEdit(m) || developerEdit(m);
+            if (emptyAssistant(m) || reasoningEdit(m) || longIds(m) || nameEdit(m))
+                return true;
+            renamesDevelopers = developerEdit(m) || renamesDevelopers;
+            return false;
         });
         // Two calls under one id, which OpenAI refuses: a client that talked to DeepSeek, GLM or Kimi
         // directly keeps them as they came. Each is made unique, each tool turn takes its call's
@@ -884,9 +926,13 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
         const bool boundsDescriptions =
             holdsLongToolDescription(wire::clientBody(request)) && boundsToolDescriptions(target);
         std::optional<QByteArray> spliced;
-        if (!reworksTurns && !repeatsIds && !aliasesIds && refused.isEmpty() && !renamesMaxTokens &&
-            !boundsDescriptions) {
-            QVarLengthArray<wire::JsonMemberEdit, 5> edits{
+        const bool splices = !reworksTurns && !repeatsIds && !aliasesIds && !renamesMaxTokens && !boundsDescriptions;
+        std::optional<QByteArray> systemTurns;
+        if (splices && renamesDevelopers)
+            systemTurns =
+                developersAsSystem(request.rawBody, rj::member(wire::clientBody(request), "messages"), developerEdit);
+        if (splices && (!renamesDevelopers || systemTurns)) {
+            QVarLengthArray<wire::JsonMemberEdit, 8> edits{
                 {"model", model},
                 {"stream", "true"},
                 {"stream_options", merged.isEmpty() ? QByteArrayView(R"({"include_usage":true})") : merged}};
@@ -895,6 +941,12 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
                     edits.append({key, capText});
             if (cap && edits.size() == 3 && !request.options.maxTokens)
                 edits.append({capName, capText}); // none asked, and the server's own default refused
+            // What the server refuses goes out of the bytes too (pi-ai's `store:false` on every request
+            // to a server not OpenAI's): the rest stays as the client wrote it.
+            for (const char *key : refused)
+                edits.append(wire::JsonMemberEdit::removal(key));
+            if (systemTurns)
+                edits.append({"messages", *systemTurns});
             spliced = wire::spliceTopLevel(request.rawBody, std::span(edits.data(), edits.size()));
         }
         if (spliced) {
@@ -913,7 +965,7 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
                 body.insert(L("max_completion_tokens"), body.take(L("max_tokens")));
             for (const char *key : refused)
                 body.remove(QLatin1String(key));
-            if (reworksTurns) {
+            if (reworksTurns || renamesDevelopers) {
                 const QJsonArray sent = body.value(L("messages")).toArray();
                 QJsonArray kept;
                 qsizetype i = 0;

@@ -87,6 +87,7 @@ private slots:
     void samplingLeftOutForReasoningIsNamed();
     void groqGoesWithoutWhatItRefuses();
     void openAIsOwnMembersGoOnlyToOpenAI();
+    void openAIsOwnMembersLeaveByTheSplice();
     void interleavedToolCallDeltasAssembleByIndex();
     void passthroughKeepsEveryClientField();
     void passthroughSplicesTheClientBytes();
@@ -1741,6 +1742,47 @@ void TestOpenAICompletionsAdapter::openAIsOwnMembersGoOnlyToOpenAI() {
                  sent.constData());
         QVERIFY(OpenAICompletionsAdapter().droppedFor(storedSpoken, t).isEmpty());
     }
+}
+
+// Review of AB3-F3: pi-ai sends `store: false` on every request, and its 1-4 MB conversations to Groq,
+// OpenRouter or vLLM were decoded and written again whole to leave it (and a `developer` turn) out. The
+// body now goes by the splice: what the client wrote stays byte for byte, key order and spacing too,
+// with `store` taken out and each `developer` role written `system`.
+void TestOpenAICompletionsAdapter::openAIsOwnMembersLeaveByTheSplice() {
+    const QByteArray body = "{ \"model\": \"m\", \"store\": false,\n \"messages\": [ {\"content\": \"Be brief.\", "
+                            "\"role\" : \"developer\"},\n  {\"role\": \"user\", \"content\": \"2.50\"} ],"
+                            " \"temperature\": 1.0, \"seed\": 12345678901234567890 }";
+    const auto req = OpenAIChatCodec().decode(body, nullptr);
+    QVERIFY(req);
+    const ChatRequest spoken = spokenIn(*req, wire::Api::OpenAICompletions);
+    for (const char *host :
+         {"https://api.groq.com/openai/v1", "https://openrouter.ai/api/v1", "http://localhost:8000/v1"}) {
+        Target t = target(QLatin1String(host));
+        t.modelId = QStringLiteral("up");
+        const QByteArray sent = OpenAICompletionsAdapter().buildRequest(spoken, t, {}).body;
+        QCOMPARE(sent, QByteArray("{ \"model\": \"up\",\n \"messages\": [ {\"content\": \"Be brief.\", "
+                                  "\"role\" : \"system\"},\n  {\"role\": \"user\", \"content\": \"2.50\"} ],"
+                                  " \"temperature\": 1.0, \"seed\": 12345678901234567890,\"stream\":true,"
+                                  "\"stream_options\":{\"include_usage\":true} }"));
+        QVERIFY(OpenAICompletionsAdapter().droppedFor(spoken, t).isEmpty());
+    }
+    // OpenAI's own host keeps both, as the client wrote them.
+    Target openai = target(QStringLiteral("https://api.openai.com/v1"));
+    openai.modelId = QStringLiteral("gpt-4.1");
+    const QByteArray sent = OpenAICompletionsAdapter().buildRequest(spoken, openai, {}).body;
+    QVERIFY2(sent.startsWith("{ \"model\": \"gpt-4.1\", \"store\": false,\n \"messages\": [ {\"content\": "
+                             "\"Be brief.\", \"role\" : \"developer\"},"),
+             sent.constData());
+    // A role the bytes do not show plainly (an escape in it) still goes as `system`, written again.
+    QByteArray escaped = body;
+    escaped.replace("\"developer\"", "\"develop\\u0065r\"");
+    const auto escapedReq = OpenAIChatCodec().decode(escaped, nullptr);
+    QVERIFY(escapedReq);
+    Target groq = target(QStringLiteral("https://api.groq.com/openai/v1"));
+    const QJsonObject rewritten = json(
+        OpenAICompletionsAdapter().buildRequest(spokenIn(*escapedReq, wire::Api::OpenAICompletions), groq, {}).body);
+    QVERIFY(!rewritten.contains("store"));
+    QCOMPARE(rewritten.value("messages").toArray()[0].toObject().value("role").toString(), QStringLiteral("system"));
 }
 
 // A converted request to a model configured `"reasoning": false` (gpt-4o) goes without
