@@ -33,6 +33,23 @@ AcquireResult acquireNow(CredentialPools &pools, const QStringList &refs, const 
 }
 const QString P = QStringLiteral("p");
 
+// A pool of one keychain key, "k", read into the cache as at start.
+struct CachedKeychainPool {
+    FakeClock clock;
+    ScriptedSecretStore store;
+    CredentialPools pools{&store, clock};
+    const QStringList refs{QStringLiteral("keychain:k")};
+    QObject context;
+    bool cached = false;
+
+    explicit CachedKeychainPool(const QByteArray &secret) {
+        store.secrets.insert(QStringLiteral("k"), secret);
+        pools.configure({{P, refs}});
+        pools.prewarm(refs, &context);
+        cached = waitUntil([this]() { return pools.isCached(QStringLiteral("k")); });
+    }
+};
+
 CredentialStatus stateOf(const CredentialPools &pools, const QString &provider, int position) {
     for (const auto &s : pools.states())
         if (s.provider == provider && s.position == position)
@@ -553,15 +570,13 @@ private Q_SLOTS:
     // the keyring waits for its unlock prompt), and one that never answered stopped every later
     // re-read of that key: a key stored once the keychain worked again was not found.
     void aReadAfterARefusalJoinsAReadAlreadyOut() {
-        FakeClock clock;
-        ScriptedSecretStore store;
-        store.secrets.insert(QStringLiteral("k"), "old-key-1");
-        CredentialPools pools(&store, clock);
-        const QStringList refs{QStringLiteral("keychain:k")};
-        pools.configure({{P, refs}});
-        QObject context;
-        pools.prewarm(refs, &context);
-        QVERIFY(waitUntil([&pools]() { return pools.isCached(QStringLiteral("k")); }));
+        CachedKeychainPool s("old-key-1");
+        QVERIFY(s.cached);
+        FakeClock &clock = s.clock;
+        ScriptedSecretStore &store = s.store;
+        CredentialPools &pools = s.pools;
+        const QStringList &refs = s.refs;
+        QObject &context = s.context;
 
         store.mode = ScriptedSecretStore::Mode::Hang;
         pools.prewarm(refs, &context); // a reload: its read waits; the cached key stays in use
@@ -588,15 +603,12 @@ private Q_SLOTS:
     }
 
     void aReadAfterARefusalThatNeverAnswersDoesNotStopTheNext() {
-        FakeClock clock;
-        ScriptedSecretStore store;
-        store.secrets.insert(QStringLiteral("k"), "old-key-1");
-        CredentialPools pools(&store, clock);
-        const QStringList refs{QStringLiteral("keychain:k")};
-        pools.configure({{P, refs}});
-        QObject context;
-        pools.prewarm(refs, &context);
-        QVERIFY(waitUntil([&pools]() { return pools.isCached(QStringLiteral("k")); }));
+        CachedKeychainPool s("old-key-1");
+        QVERIFY(s.cached);
+        FakeClock &clock = s.clock;
+        ScriptedSecretStore &store = s.store;
+        CredentialPools &pools = s.pools;
+        const QStringList &refs = s.refs;
 
         store.mode = ScriptedSecretStore::Mode::Hang; // the Secret Service hangs
         const AcquireResult sent = acquireNow(pools, refs);
