@@ -122,6 +122,10 @@ std::optional<model::GatewayError> inBandUpstreamError(const model::StreamEvent 
     model::GatewayError error = model::GatewayError::make(*e.errorStatus, {}, {});
     error.upstreamApi = c.provider.api;
     error.code = e.errorType; // redacted with the message (UpstreamAttempts::redactEvents)
+    // Its in-band "should_retry": false, as the x-should-retry header of an error head is read: a
+    // Switchman further on that already walked its chain is not asked to walk it again.
+    if (e.errorFinal)
+        error.shouldRetry = false;
     return error;
 }
 

@@ -3,6 +3,7 @@
 #include "core/formats/anthropic_messages_stream_encoder.h"
 #include "core/formats/decode_prologue.h"
 #include "core/wire/document_part.h"
+#include "core/wire/error_body.h"
 #include "core/wire/json.h"
 #include "core/wire/json_writer.h"
 #include "core/wire/rapid_json.h"
@@ -448,7 +449,7 @@ QString AnthropicMessagesCodec::errorType(ErrorCategory category) {
     return QStringLiteral("api_error");
 }
 
-void AnthropicMessagesCodec::writeError(wire::JsonWriter &w, const GatewayError &error) {
+void AnthropicMessagesCodec::writeError(wire::JsonWriter &w, const GatewayError &error, bool inBand) {
     QString type = errorType(error.category);
     QString message = error.message;
     if (error.upstreamApi == wire::apiName(wire::Api::AnthropicMessages) && !error.code.isEmpty()) {
@@ -474,14 +475,10 @@ void AnthropicMessagesCodec::writeError(wire::JsonWriter &w, const GatewayError 
             break;
         }
     }
-    w.beginObject()
-        .field("type", "error")
-        .key("error")
-        .beginObject()
-        .field("type", type)
-        .field("message", message)
-        .endObject()
-        .endObject();
+    w.beginObject().field("type", "error").key("error").beginObject().field("type", type).field("message", message);
+    if (inBand && error.shouldRetry == false)
+        w.field(wire::kShouldRetryMember, false);
+    w.endObject().endObject();
 }
 
 void AnthropicMessagesCodec::writeUsage(wire::JsonWriter &w, const Usage &usage) {

@@ -18,9 +18,10 @@ public:
     QByteArray encodeError(const model::GatewayError &error) const override;
 
     // Wire vocabulary, shared with the stream encoder and the upstream adapter.
-    static QLatin1String stopReasonName(model::StopReason reason);                 // end_turn, max_tokens, tool_use
-    static QString errorType(model::ErrorCategory category);                       // invalid_request_error, ...
-    static void writeError(wire::JsonWriter &w, const model::GatewayError &error); // {"type":"error","error":{…}}
+    static QLatin1String stopReasonName(model::StopReason reason); // end_turn, max_tokens, tool_use
+    static QString errorType(model::ErrorCategory category);       // invalid_request_error, ...
+    // {"type":"error","error":{…}}; `inBand`: as OpenAIChatCodec::writeError's.
+    static void writeError(wire::JsonWriter &w, const model::GatewayError &error, bool inBand = false);
     static void writeUsage(wire::JsonWriter &w, const model::Usage &usage);
     // "stop_reason" and "stop_sequence": "stop_sequence" and the sequence when the answer ended at
     // one of the client's stop sequences, else the reason's name and null.

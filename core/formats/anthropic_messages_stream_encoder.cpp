@@ -222,7 +222,7 @@ QByteArray AnthropicMessagesStreamEncoder::encodeError(const GatewayError &error
     m_finished = true;
     wire::JsonWriter w(128 + error.message.size());
     w.beginSseEvent("error");
-    AnthropicMessagesCodec::writeError(w, error);
+    AnthropicMessagesCodec::writeError(w, error, true);
     w.endSseEvent();
     return w.take();
 }

@@ -8,6 +8,7 @@
 #include "core/formats/openai_responses_codec.h"
 #include "core/model/event_accumulator.h"
 #include "core/wire/document_part.h"
+#include "core/wire/error_body.h"
 #include "core/wire/json.h"
 #include "core/wire/json_writer.h"
 #include "core/wire/rapid_json.h"
@@ -522,14 +523,17 @@ OpenAIChatCodec::ErrorFields OpenAIChatCodec::errorFields(const GatewayError &er
     return out;
 }
 
-void OpenAIChatCodec::writeError(wire::JsonWriter &w, const GatewayError &error) {
+void OpenAIChatCodec::writeError(wire::JsonWriter &w, const GatewayError &error, bool inBand) {
     const ErrorFields f = errorFields(error);
     w.beginObject().key("error").beginObject().field("message", error.message).field("type", f.type);
     if (f.param.isEmpty())
         w.key("param").null();
     else
         w.field("param", f.param);
-    w.field("code", f.code).endObject().endObject();
+    w.field("code", f.code);
+    if (inBand && error.shouldRetry == false)
+        w.field(wire::kShouldRetryMember, false);
+    w.endObject().endObject();
 }
 
 void OpenAIChatCodec::writeCallSignature(wire::JsonWriter &w, const ContentBlock &call, const QString &upstreamApi) {

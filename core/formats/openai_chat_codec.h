@@ -32,8 +32,10 @@ public:
         QString param; // null when empty
     };
     static ErrorFields errorFields(const model::GatewayError &error);
-    static void writeError(wire::JsonWriter &w,
-                           const model::GatewayError &error); // {"error":{message,type,param,code}}
+    // {"error":{message,type,param,code}}; `inBand`, in a stream whose head is out: with
+    // "should_retry": false when the failure is final (wire::kShouldRetryMember), which the
+    // x-should-retry header says of an error body.
+    static void writeError(wire::JsonWriter &w, const model::GatewayError &error, bool inBand = false);
 };
 
 } // namespace sw::formats

@@ -192,7 +192,7 @@ QByteArray OpenAIChatStreamEncoder::encodeError(const GatewayError &error) {
     m_finished = true;
     wire::JsonWriter w(160 + error.message.size());
     w.beginSseEvent();
-    OpenAIChatCodec::writeError(w, error);
+    OpenAIChatCodec::writeError(w, error, true);
     w.endSseEvent();
     return w.take();
 }

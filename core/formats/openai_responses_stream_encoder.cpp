@@ -2,6 +2,7 @@
 #include "core/wire/tool_call_id.h"
 
 #include "core/formats/openai_responses_codec.h"
+#include "core/wire/error_body.h"
 #include "core/wire/json.h"
 #include "core/wire/json_writer.h"
 #include "core/wire/reasoning_item.h"
@@ -460,6 +461,8 @@ QByteArray OpenAIResponsesStreamEncoder::encodeError(const GatewayError &error) 
     if (!m_errorRelayed) {
         beginEvent(w, L("error"));
         w.field("code", OpenAIResponsesCodec::errorCode(error)).field("message", error.message).key("param").null();
+        if (error.shouldRetry == false) // as OpenAIChatCodec::writeError's in band
+            w.field(wire::kShouldRetryMember, false);
         endEvent(w);
     }
     beginEvent(w, L("response.failed"));

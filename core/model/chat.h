@@ -213,6 +213,7 @@ struct StreamEvent {
     QString errorType;                       // Error: provider's error type when it gave one (e.g. overloaded_error)
     std::optional<qint64> errorRetryAfterMs; // Error: a delay the error states in its structure (Google's RetryInfo)
     bool errorQuotaOfOneModel = false;       // Error: its structure names a quota of one model (Google's QuotaFailure)
+    bool errorFinal = false;                 // Error: the upstream said not to ask it again (wire::kShouldRetryMember)
     Usage usage;                             // Start (input known up front), Done, Error: usage so far
     QString responseId;         // Start: the upstream's id for the answer (resp_…, msg_…, chatcmpl-…)
     QString stopSequence;       // Done: the stop sequence the answer ended at (AssistantMessage::stopSequence)

@@ -239,7 +239,8 @@ void AnthropicStreamDecoder::decode(const SseEvent &sse) {
         const QString errorType = toString(member(err, "type"));
         const QString message = toString(member(err, "message"), QString::fromUtf8(sse.data));
         m_out.fail(wire::inBandErrorText(QLatin1String("Anthropic stream error"), errorType, message), errorType,
-                   wire::statusForAnthropicError(errorType));
+                   wire::statusForAnthropicError(errorType), StopReason::Error, {},
+                   !rj::toBool(member(err, wire::kShouldRetryMember), true));
         return;
     }
     if (type == "message_start") {

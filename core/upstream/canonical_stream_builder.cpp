@@ -182,7 +182,7 @@ void CanonicalStreamBuilder::done(StopReason reason, const QJsonObject &native, 
 }
 
 void CanonicalStreamBuilder::fail(const QString &message, const QString &errorType, std::optional<int> status,
-                                  StopReason reason, const wire::GoogleLimit &limit) {
+                                  StopReason reason, const wire::GoogleLimit &limit, bool saidFinal) {
     StreamEvent e = event(EventType::Error);
     e.reason = reason;
     e.errorMessage = message;
@@ -190,6 +190,7 @@ void CanonicalStreamBuilder::fail(const QString &message, const QString &errorTy
     e.errorStatus = status;
     e.errorRetryAfterMs = limit.retryAfterMs;
     e.errorQuotaOfOneModel = limit.oneModel;
+    e.errorFinal = saidFinal;
     e.usage = m_usage;
     push(std::move(e));
     m_finished = true;

@@ -94,8 +94,9 @@ public:
     // fails as server_error and the next candidate may answer. The message says which, never what.
     enum class Unechoable { ModelOrAnswer, ToolCall };
     void failUnechoableNames(Unechoable what = Unechoable::ModelOrAnswer);
+    // `saidFinal`: the upstream said its failure is final (StreamEvent::errorFinal).
     void fail(const QString &message, const QString &errorType = {}, std::optional<int> status = {},
-              StopReason reason = StopReason::Error, const wire::GoogleLimit &limit = {});
+              StopReason reason = StopReason::Error, const wire::GoogleLimit &limit = {}, bool saidFinal = false);
     // The body ended: an unfinished stream fails ("stream ended before completion").
     void endOfBody();
 

@@ -457,7 +457,8 @@ void OpenAICompletionsStreamDecoder::decode(const SseEvent &sse) {
         const QString errorType = rj::isString(code) ? toString(code) : toString(member(error, "type"));
         const QString message = rj::isString(error) ? toString(error) : toString(member(error, "message"));
         m_out.fail(wire::inBandErrorText(QLatin1String("OpenAI stream error"), errorType, message), errorType,
-                   wire::statusForOpenAIError(rj::toQtObject(error)));
+                   wire::statusForOpenAIError(rj::toQtObject(error)), StopReason::Error, {},
+                   !rj::toBool(member(error, wire::kShouldRetryMember), true));
         // Relayed after content, the frame would end a Chat client's stream with no error it reads (the
         // openai SDK iterates on; its stream helper throws "chunk.choices is not iterable" on the frame
         // itself): it is not relayed, and the gateway's error, in the upstream's words, goes instead.

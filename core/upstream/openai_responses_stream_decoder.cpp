@@ -62,7 +62,7 @@ void OpenAIResponsesStreamDecoder::readUsage(const Value *usage) {
 
 void OpenAIResponsesStreamDecoder::fail(const QString &code, const QString &message) {
     m_out.fail(wire::inBandErrorText(QLatin1String("OpenAI Responses stream error"), code, message), code,
-               wire::statusForOpenAIError(QJsonObject{{L("code"), code}}));
+               wire::statusForOpenAIError(QJsonObject{{L("code"), code}}), StopReason::Error, {}, m_pendingErrorFinal);
 }
 
 QList<StreamEvent> OpenAIResponsesStreamDecoder::feed(const SseEvent &sse) {
@@ -254,12 +254,14 @@ void OpenAIResponsesStreamDecoder::decode(const SseEvent &sse, const QByteArray 
         // so a passthrough client gets both frames.
         m_pendingErrorCode = rj::isString(code) ? toString(code) : toString(member(err, "type"));
         m_pendingErrorMessage = toString(member(err, "message"), QStringLiteral("unknown error"));
+        m_pendingErrorFinal = !rj::toBool(member(err, wire::kShouldRetryMember), true);
         return;
     }
     if (type == "response.failed") {
         const Value *response = member(data, "response");
         readUsage(member(response, "usage"));
         const Value *err = member(response, "error");
+        m_pendingErrorFinal |= !rj::toBool(member(err, wire::kShouldRetryMember), true);
         const QString message = toString(member(err, "message"));
         if (message.isEmpty() && !m_pendingErrorMessage.isEmpty())
             fail(m_pendingErrorCode, m_pendingErrorMessage);

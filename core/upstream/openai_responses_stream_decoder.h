@@ -51,6 +51,7 @@ private:
     QHash<int, int> m_summaryParts; // reasoning: summary parts seen per output_index, to separate them
     QString m_pendingErrorCode;     // from an `error` event, reported with response.failed
     QString m_pendingErrorMessage;
+    bool m_pendingErrorFinal = false; // the error said it is final (wire::kShouldRetryMember)
     // Finished output items by output_index, for a response.completed whose `output` is
     // shorter than what was streamed (some servers send it empty): StreamEvent::native.
     QMap<int, QJsonObject> m_doneItems;

@@ -63,6 +63,13 @@ std::optional<int> statusForErrorBody(Api api, const ErrorBody &info);
 // an empty message drops the parenthesis: "<what>: <message>", "<what>: <code>".
 QString inBandErrorText(QLatin1String what, const QString &code, const QString &message);
 
+// The member of an in-band error whose sender says its failure is final: "should_retry": false,
+// the in-band form of the x-should-retry header, for a stream whose head was already out. A
+// Switchman writes it on its own final failure (the stream encoders); a Switchman in front of it
+// reads it (the stream decoders) and does not ask that upstream again, so that gateways in a row do
+// not multiply each other's retries (probe AB1 F2).
+inline constexpr char kShouldRetryMember[] = "should_retry";
+
 // Google's error body for an HTTP status: {"error":{code, message, status}}.
 QJsonObject googleErrorJson(int status, const QString &message);
 

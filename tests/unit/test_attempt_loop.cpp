@@ -1131,6 +1131,32 @@ private Q_SLOTS:
         QCOMPARE(h.client.failed->shouldRetry, std::optional<bool>(false));
     }
 
+    // A Switchman further on (a team gateway) opens its stream before its own upstreams answer, so its
+    // final failure comes in band, with "should_retry": false in place of the header. Retried, its
+    // whole failing walk ran three times: 16 upstream calls for 4 (probe AB1 F2).
+    void anUpstreamsFinalFailureInBandIsNotRetried() {
+        for (const bool saidFinal : {true, false}) {
+            Harness h({candidate("pa")}, true);
+            h.resolution.chain[0].provider.maxRetries = 2;
+            h.start();
+            // Each try the team gateway answers the same way.
+            for (qsizetype answered = 0; answered < h.runner.starts.size() && !h.done; ++answered) {
+                h.loop->onResponseHead(h.id(), 200, false);
+                StreamEvent e = ev(EventType::Error);
+                e.errorMessage = QStringLiteral("OpenAI stream error (server_error): every candidate is down");
+                e.errorType = QStringLiteral("server_error");
+                e.errorStatus = 503;
+                e.errorFinal = saidFinal;
+                h.frame({ev(EventType::Start), e});
+                h.clock.advance(10000);
+            }
+            QCOMPARE(h.runner.starts.size(), saidFinal ? 1 : 3);
+            QVERIFY(h.done);
+            if (saidFinal) // and the client in front is told so in turn
+                QCOMPARE(h.client.failed->shouldRetry, std::optional<bool>(false));
+        }
+    }
+
     void budgetCutsTheProviderRetryBackoff() {
         Harness h({candidate("pa"), candidate("pb")}, false);
         h.settings.deadlineMs = 20000;

@@ -48,6 +48,8 @@ private slots:
     void googleSignatureCarrierBlockIsClosedForAnthropicClient();
     void everyCutOfATranscriptEndsWithExactlyOneTerminal_data();
     void everyCutOfATranscriptEndsWithExactlyOneTerminal();
+    void aFinalFailureSaysSoInBandToTheGatewayInFront_data();
+    void aFinalFailureSaysSoInBandToTheGatewayInFront();
 };
 
 void TestFormatRoundTrip::anthropicUpstreamToOpenAIClient() {
@@ -201,3 +203,35 @@ void TestFormatRoundTrip::everyCutOfATranscriptEndsWithExactlyOneTerminal() {
 
 QTEST_GUILESS_MAIN(TestFormatRoundTrip)
 #include "test_format_round_trip.moc"
+
+// A Switchman's stream head is out before its upstreams answer, so its final failure (every candidate
+// walked, the last one retried) goes in band. The gateway in front reads "should_retry": false from
+// it in each API a Switchman serves and is asked in, as it reads x-should-retry from an error head,
+// and does not walk that chain again (probe AB1 F2). A failure not final says nothing of the kind.
+void TestFormatRoundTrip::aFinalFailureSaysSoInBandToTheGatewayInFront_data() {
+    QTest::addColumn<wire::Api>("api");
+    QTest::addColumn<bool>("saidFinal");
+    for (const wire::Api api : {wire::Api::OpenAICompletions, wire::Api::AnthropicMessages, wire::Api::OpenAIResponses})
+        for (const bool saidFinal : {true, false})
+            QTest::addRow("%s, %s", qPrintable(wire::apiName(api)), saidFinal ? "final" : "not final")
+                << api << saidFinal;
+}
+
+void TestFormatRoundTrip::aFinalFailureSaysSoInBandToTheGatewayInFront() {
+    QFETCH(wire::Api, api);
+    QFETCH(bool, saidFinal);
+    auto encoder = codecFor(api).makeStreamEncoder(info("id-final"));
+    QByteArray sse = encoder->encode(StreamEvent{});
+    GatewayError error = GatewayError::make(503, ErrorCategory::Overloaded, QStringLiteral("every candidate is down"));
+    if (saidFinal)
+        error.shouldRetry = false;
+    sse += encoder->encodeError(error);
+    const UpstreamAdapter *adapter = adapterFor(wire::apiName(api));
+    QVERIFY(adapter);
+    auto decoder = adapter->makeDecoder(Target{});
+    const QList<StreamEvent> events = sw::test::decodeTranscript(*decoder, sse);
+    QVERIFY(!events.isEmpty());
+    QCOMPARE(events.last().type, EventType::Error);
+    QVERIFY2(!events.last().errorType.isEmpty(), "typed: the loop reads its own words (inBandUpstreamError)");
+    QCOMPARE(events.last().errorFinal, saidFinal);
+}
