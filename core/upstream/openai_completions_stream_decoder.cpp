@@ -117,6 +117,42 @@ void OpenAICompletionsStreamDecoder::prose(BlockType type, const QString &text, 
     m_out.append(kProse, text);
 }
 
+// Mistral's reasoning models (Magistral) stream `content` as a list of chunks, streamed and whole: their
+// reasoning as {"type":"thinking","thinking":[{"type":"text","text":…}]}, their words as strings or as
+// {"type":"text","text":…}. Read as a string the list was nothing: the reasoning was lost and an answer
+// in chunks ended empty, as a success. Each part goes to its block; a part of another kind is not
+// read, and its type is kept, so that an answer of nothing else fails (end()) rather than end empty.
+void OpenAICompletionsStreamDecoder::contentParts(const Value &parts) {
+    const auto unread = [this](const Value &part) {
+        if (m_unreadPart.isEmpty())
+            m_unreadPart = toString(member(&part, "type")).left(64);
+        if (m_unreadPart.isEmpty())
+            m_unreadPart = QStringLiteral("?"); // a part that names no type
+    };
+    for (const Value &part : parts.GetArray()) {
+        const Value *type = member(&part, "type");
+        if (part.IsString()) {
+            prose(BlockType::Text, toString(&part));
+        } else if (rj::equals(type, "text")) {
+            prose(BlockType::Text, toString(member(&part, "text")));
+        } else if (rj::equals(type, "thinking")) {
+            const Value *thinking = member(&part, "thinking");
+            if (rj::isString(thinking)) {
+                prose(BlockType::Thinking, toString(thinking));
+                continue;
+            }
+            for (const Value &inner : rj::elements(thinking)) {
+                if (rj::equals(member(&inner, "type"), "text"))
+                    prose(BlockType::Thinking, toString(member(&inner, "text")));
+                else
+                    unread(inner);
+            }
+        } else {
+            unread(part);
+        }
+    }
+}
+
 // Gemini's signature on a call from Google's own OpenAI-compatible endpoint, which puts it in the
 // call's first delta (`extra_content.google.thought_signature`): Google's, so it goes back to Gemini
 // alone, whichever format the client reads (translation_rules.md).
@@ -392,6 +428,15 @@ void OpenAICompletionsStreamDecoder::end() {
                    m_finishReason.left(64), 503);
         return;
     }
+    if (m_out.blockCount() == 0 && !m_unreadPart.isEmpty()) {
+        // Content came, all of it in parts the gateway cannot read (contentParts): an empty answer
+        // reported as finished would hide what the model said. A failure: the next candidate answers.
+        m_out.fail(QStringLiteral("the upstream's answer held only content parts of a type the gateway does not "
+                                  "read (\"%1\")")
+                       .arg(m_unreadPart),
+                   {}, 502);
+        return;
+    }
     StopReason reason = StopReason::Stop;
     if (m_finishReason == L("length") || m_finishReason == L("model_length")) // Mistral: the context is full
         reason = StopReason::Length;
@@ -520,7 +565,10 @@ void OpenAICompletionsStreamDecoder::decode(const SseEvent &sse) {
     // block of its own that an OpenAI client reads as its refusal.
     const QString refusal = toString(member(delta, "refusal"));
     m_sawRefusal |= !refusal.isEmpty();
-    prose(BlockType::Text, toString(member(delta, "content")));
+    if (const Value *content = member(delta, "content"); content && content->IsArray())
+        contentParts(*content);
+    else
+        prose(BlockType::Text, toString(content));
     prose(BlockType::Text, refusal, true);
     if (const Value *calls = rj::asArray(member(delta, "tool_calls"))) {
         QHash<qsizetype, QString> relayedIds; // by the call's position in the chunk

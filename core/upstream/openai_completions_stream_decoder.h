@@ -51,6 +51,7 @@ private:
     static constexpr int kProse = std::numeric_limits<int>::min();
     void decode(const SseEvent &event);
     void prose(model::BlockType type, const QString &text, bool refusal = false);
+    void contentParts(const rapidjson::Value &parts); // delta.content as a list of chunks (Mistral's)
     // Reads one entry of a chunk's tool_calls. Returns what a same-API client is told as that
     // entry's id instead of what the server sent (empty: no id), or nullopt for the entry as sent.
     std::optional<QString> toolDelta(const rapidjson::Value *call);
@@ -102,6 +103,7 @@ private:
     QString m_finishReason;
     bool m_sawRefusal = false;
     bool m_sawToolCall = false; // the answer holds a named call, whatever its finish_reason says
+    QString m_unreadPart;       // the type of the first content part not read (contentParts), if any
     bool m_lastUsageOnly = false;
     bool m_lastUnreadable = false;
     bool m_lastHadEventLine = false;

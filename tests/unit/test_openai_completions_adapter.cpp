@@ -104,6 +104,7 @@ private slots:
     void aNineCharToolIdIsMadeFromTheIdAlone();
     void aMistralTargetGetsEveryToolIdAsNineAlphanumerics();
     void aSameApiHistoryGoesToMistralWithNineCharIds();
+    void mistralsContentChunksAreRead();
     void crossFormatFromClaudeCode();
     void imagesOfParallelToolResultsFollowTheRun();
     void documentsOfToolResults();
@@ -833,6 +834,45 @@ void TestOpenAICompletionsAdapter::aSameApiHistoryGoesToMistralWithNineCharIds()
     QVERIFY(OpenAICompletionsAdapter()
                 .buildRequest(*own, mistral, {})
                 .body.contains("{\"role\":\"tool\",\"tool_call_id\":\"AbCdEf123\",\"content\":\"F\"}"));
+}
+
+void TestOpenAICompletionsAdapter::mistralsContentChunksAreRead() {
+    // Magistral streams delta.content as a list of chunks: its reasoning as thinking chunks, its words
+    // as strings or text chunks. Read as a string, the reasoning was lost and words in chunks gave an
+    // empty answer reported as finished.
+    const QByteArray thinking =
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\n"
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":[{\"type\":\"thinking\",\"thinking\":"
+        "[{\"type\":\"text\",\"text\":\"The user asks \"}]}]}}]}\n\n"
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":[{\"type\":\"thinking\",\"thinking\":"
+        "[{\"type\":\"text\",\"text\":\"for a capital.\"}]}]}}]}\n\n";
+    const QByteArray end = "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}],"
+                           "\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":30}}\n\ndata: [DONE]\n\n";
+    for (const QByteArray &words :
+         {QByteArray("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Paris is \"}}]}\n\n"
+                     "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"the capital.\"}}]}\n\n"),
+          QByteArray("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":[{\"type\":\"text\",\"text\":"
+                     "\"Paris is \"}]}}]}\n\n"
+                     "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":[{\"type\":\"text\",\"text\":"
+                     "\"the capital.\"}]}}]}\n\n")}) {
+        EventAccumulator acc;
+        acc.addAll(decode(thinking + words + end));
+        const AssistantMessage &m = acc.message();
+        QCOMPARE(m.stopReason, StopReason::Stop);
+        QCOMPARE(m.content.size(), 2);
+        QCOMPARE(m.content[0].type, BlockType::Thinking);
+        QCOMPARE(m.content[0].text, QStringLiteral("The user asks for a capital."));
+        QCOMPARE(m.content[1].type, BlockType::Text);
+        QCOMPARE(m.content[1].text, QStringLiteral("Paris is the capital."));
+    }
+    // An answer only in parts the gateway does not read is a failure (the next candidate answers),
+    // never an empty answer reported as finished.
+    const QList<StreamEvent> unread =
+        decode("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":[{\"type\":\"audio\",\"data\":"
+               "\"AAAA\"}]}}]}\n\n" +
+               end);
+    QCOMPARE(unread.last().type, EventType::Error);
+    QVERIFY2(unread.last().errorMessage.contains(QStringLiteral("\"audio\"")), qPrintable(unread.last().errorMessage));
 }
 
 void TestOpenAICompletionsAdapter::passthroughSplicesTheClientBytes() {
