@@ -160,6 +160,15 @@ void nineCharToolCallIds(QJsonArray &messages) {
     }
 }
 
+// A converted Chat body as Mistral's API takes it: its validator refuses any member its schema does
+// not name with a 422 (`extra_forbidden`) that ends the chain. `stream_options` goes (Mistral puts the
+// usage in a stream's last chunk unasked) and the output cap goes as `max_tokens`, its only name for it.
+void asMistralsApiTakesIt(QJsonObject &body) {
+    body.remove(L("stream_options"));
+    if (const QJsonValue cap = body.take(L("max_completion_tokens")); !cap.isUndefined())
+        body.insert(L("max_tokens"), cap);
+}
+
 // Whether a request's history names any tool call (a call, or a result).
 bool hasToolIds(const model::ChatRequest &request) {
     return std::any_of(request.context.messages.begin(), request.context.messages.end(), [](const Message &m) {
@@ -260,8 +269,9 @@ namespace rj = wire::rj;
 constexpr const char *kSamplingMembers[] = {"temperature", "top_p", "presence_penalty", "frequency_penalty"};
 
 // The top-level members of a same-API body that `target` refuses with a 400 and that go without:
-// Groq's unsupported fields, an always-reasoning model's sampling, and OpenAI's `store` to another
-// server (OpenAICompletionsAdapter::takesOpenAIOnlyMembers).
+// Groq's unsupported fields, OpenAI's own members Mistral's API refuses with a 422, an always-reasoning
+// model's sampling, and OpenAI's `store` to another server
+// (OpenAICompletionsAdapter::takesOpenAIOnlyMembers).
 QList<const char *> refusedTopLevel(const rj::Value *body, const Target &target) {
     QList<const char *> out;
     const auto take = [&](const char *key) {
@@ -270,6 +280,9 @@ QList<const char *> refusedTopLevel(const rj::Value *body, const Target &target)
     };
     if (OpenAICompletionsAdapter::isGroq(target.baseUrl))
         for (const char *key : OpenAICompletionsAdapter::kGroqRefusedMembers)
+            take(key);
+    if (OpenAICompletionsAdapter::isMistral(target.baseUrl))
+        for (const char *key : OpenAICompletionsAdapter::kMistralRefusedMembers)
             take(key);
     if (!OpenAICompletionsAdapter::takesOpenAIOnlyMembers(target))
         take("store");
@@ -283,10 +296,22 @@ QList<const char *> refusedTopLevel(const rj::Value *body, const Target &target)
     return out;
 }
 
-// A turn whose `name` Groq refuses: a participant's name on a system, developer, user, assistant or
-// tool turn (the deprecated `role: "function"` needs its name, and is left as it is).
-bool namedTurn(const rj::Value &m) {
-    return rj::member(&m, "name") && !rj::equals(rj::member(&m, "role"), "function");
+// The turns whose `name` a server refuses with a 400 (a participant's name): Groq's API refuses it on
+// a system, developer, user, assistant or tool turn; Mistral's on all but a tool turn, which its
+// schema gives one ("Extra inputs are not permitted"). The deprecated `role: "function"` needs its
+// name, and is left as it is. No turn's for any other server.
+struct RefusedTurnNames {
+    bool any = false;
+    bool onToolTurns = false;
+    bool operator()(const rj::Value &m) const {
+        return any && rj::member(&m, "name") && !rj::equals(rj::member(&m, "role"), "function") &&
+               (onToolTurns || !rj::equals(rj::member(&m, "role"), "tool"));
+    }
+};
+RefusedTurnNames refusedTurnNames(const Target &target) {
+    if (OpenAICompletionsAdapter::isGroq(target.baseUrl))
+        return {true, true};
+    return {OpenAICompletionsAdapter::isMistral(target.baseUrl), false};
 }
 
 // A turn without its `name`, which goes in front of what the participant said ("alice: ..."), as a
@@ -587,9 +612,9 @@ QStringList OpenAICompletionsAdapter::droppedFor(const model::ChatRequest &reque
             continue;
         out << QLatin1String(key);
     }
-    if (isGroq(target.baseUrl)) {
+    if (const RefusedTurnNames named = refusedTurnNames(target); named.any) {
         const auto messages = rj::elements(rj::member(body, "messages"));
-        if (std::any_of(messages.begin(), messages.end(), namedTurn))
+        if (std::any_of(messages.begin(), messages.end(), named))
             out << QStringLiteral("messages[].name");
     }
     return out;
@@ -848,11 +873,10 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
         };
         // What this server or model refuses with a 400 (named in the answer: droppedFor): Groq's
         // logprobs, top_logprobs, logit_bias and a turn's name (which goes in front of the turn's
-        // words, as on a conversion), an always-reasoning model's sampling, OpenAI's `store` to
-        // another server.
+        // words, as on a conversion), OpenAI's own members and a turn's name to Mistral's API, an
+        // always-reasoning model's sampling, OpenAI's `store` to another server.
         const QList<const char *> refused = refusedTopLevel(wire::clientBody(request), target);
-        const bool foldsNames = isGroq(target.baseUrl);
-        const auto nameEdit = [foldsNames](const rj::Value &m) { return foldsNames && namedTurn(m); };
+        const RefusedTurnNames nameEdit = refusedTurnNames(target);
         // OpenAI's `developer` role, which other Chat servers refuse with a 400 (DeepSeek: "unknown
         // variant `developer`"): there it goes as `system`, as a converted request writes it and as
         // OpenAI itself reads a system message. The server looked at only when a turn holds one.
@@ -910,6 +934,12 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
         const bool renamesMaxTokens = openAIHost && rj::member(wire::clientBody(request), "max_tokens") &&
                                       !rj::member(wire::clientBody(request), "max_completion_tokens");
         const char *capName = openAIHost ? "max_completion_tokens" : "max_tokens";
+        // Mistral's API refuses what its schema does not name (isMistral): no `stream_options` (the usage
+        // comes in the last chunk unasked, so a client that asked for it still gets it), and the client's
+        // `max_completion_tokens` as `max_tokens`.
+        const bool toMistral = isMistral(target.baseUrl);
+        const bool renamesMaxCompletionTokens =
+            toMistral && rj::member(wire::clientBody(request), "max_completion_tokens");
         const QByteArray model = wire::jsonString(target.modelId);
         // A model that takes fewer output tokens than asked (Target::maxOutputTokens): each of the
         // client's two caps that asks for more goes down to it.
@@ -926,7 +956,8 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
         const bool boundsDescriptions =
             holdsLongToolDescription(wire::clientBody(request)) && boundsToolDescriptions(target);
         std::optional<QByteArray> spliced;
-        const bool splices = !reworksTurns && !repeatsIds && !aliasesIds && !renamesMaxTokens && !boundsDescriptions;
+        const bool splices = !reworksTurns && !repeatsIds && !aliasesIds && !renamesMaxTokens &&
+                             !renamesMaxCompletionTokens && !boundsDescriptions;
         std::optional<QByteArray> systemTurns;
         if (splices && renamesDevelopers)
             systemTurns =
@@ -935,7 +966,10 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
             QVarLengthArray<wire::JsonMemberEdit, 8> edits{
                 {"model", model},
                 {"stream", "true"},
-                {"stream_options", merged.isEmpty() ? QByteArrayView(R"({"include_usage":true})") : merged}};
+                toMistral ? wire::JsonMemberEdit::removal("stream_options")
+                          : wire::JsonMemberEdit{"stream_options", merged.isEmpty()
+                                                                       ? QByteArrayView(R"({"include_usage":true})")
+                                                                       : QByteArrayView(merged)}};
             for (const char *key : {"max_tokens", "max_completion_tokens"})
                 if (overCap(key))
                     edits.append({key, capText});
@@ -955,7 +989,10 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
             QJsonObject body = wire::clientBodyQt(request); // everything the client sent, unknown fields included
             body.insert(L("model"), target.modelId);
             body.insert(L("stream"), true);
-            body.insert(L("stream_options"), streamOptions());
+            if (toMistral)
+                body.remove(L("stream_options"));
+            else
+                body.insert(L("stream_options"), streamOptions());
             for (const char *key : {"max_tokens", "max_completion_tokens"})
                 if (overCap(key))
                     body.insert(QLatin1String(key), *cap);
@@ -963,6 +1000,10 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
                 body.insert(QLatin1String(capName), *cap);
             if (renamesMaxTokens)
                 body.insert(L("max_completion_tokens"), body.take(L("max_tokens")));
+            if (renamesMaxCompletionTokens) { // the smaller of the client's two caps when it sent both
+                const QJsonValue asked = body.take(L("max_completion_tokens"));
+                body.insert(L("max_tokens"), cap ? QJsonValue(*cap) : asked);
+            }
             for (const char *key : refused)
                 body.remove(QLatin1String(key));
             if (reworksTurns || renamesDevelopers) {
@@ -1038,6 +1079,8 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
             nineCharToolCallIds(turns);
             body.insert(L("messages"), turns);
         }
+        if (isMistral(target.baseUrl))
+            asMistralsApiTakesIt(body);
         if (toGoogle && !target.replayReasoning) {
             // Google's Chat endpoint refused a signature: the history once more with none (signCalls).
             QJsonArray turns = body.value(L("messages")).toArray();

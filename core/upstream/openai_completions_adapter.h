@@ -100,7 +100,17 @@ public:
     // that refused another id (Target::nineCharToolIds). Its history's ids go by an alias
     // (wire::NineCharToolIds); the ids of its own answer reach the client as it wrote them.
     static bool takesOnlyNineCharToolIds(const Target &target);
+    // Mistral's API (mistral.ai and its subdomains), told by its host alone. Its validator refuses with a
+    // 422 (`extra_forbidden`) any member its schema does not name: the gateway's `stream_options` and
+    // `max_completion_tokens` go there without (a stream's last chunk carries the usage unasked;
+    // `max_tokens` is its name for the cap). A Mistral model behind another server (vLLM, llama.cpp,
+    // OpenRouter) takes both, and vLLM counts usage only when asked, so its model id does not count here.
     static bool isMistral(const QString &baseUrl);
+    // OpenAI's members of a Chat client's own body that Mistral's API refuses that way (its chat request
+    // has none of them; `seed` is its `random_seed`): they go without, named in the answer, as Groq's.
+    static constexpr const char *kMistralRefusedMembers[] = {
+        "user",       "seed",         "logprobs",         "top_logprobs",
+        "logit_bias", "service_tier", "prompt_cache_key", "safety_identifier"};
     static bool isMistralModel(const QString &modelId);
     QStringList droppedFor(const model::ChatRequest &request, const Target &target) const override;
     // A failed tool result's text as it goes to an API with no is_error flag (Chat, Responses).

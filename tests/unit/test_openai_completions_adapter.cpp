@@ -104,6 +104,7 @@ private slots:
     void aNineCharToolIdIsMadeFromTheIdAlone();
     void aMistralTargetGetsEveryToolIdAsNineAlphanumerics();
     void aSameApiHistoryGoesToMistralWithNineCharIds();
+    void mistralsApiGetsNoMemberItRefuses();
     void mistralsContentChunksAreRead();
     void crossFormatFromClaudeCode();
     void imagesOfParallelToolResultsFollowTheRun();
@@ -834,6 +835,83 @@ void TestOpenAICompletionsAdapter::aSameApiHistoryGoesToMistralWithNineCharIds()
     QVERIFY(OpenAICompletionsAdapter()
                 .buildRequest(*own, mistral, {})
                 .body.contains("{\"role\":\"tool\",\"tool_call_id\":\"AbCdEf123\",\"content\":\"F\"}"));
+}
+
+void TestOpenAICompletionsAdapter::mistralsApiGetsNoMemberItRefuses() {
+    // Mistral's validator refuses a member its schema does not name with a 422 (extra_forbidden) that
+    // ended the chain: every request carried the gateway's stream_options, and one asking to reason
+    // max_completion_tokens. Mistral's API gets neither (its stream ends with the usage unasked), the
+    // cap as max_tokens, converted or the client's own body.
+    const Target mistral = [] {
+        Target t = target(QStringLiteral("https://api.mistral.ai/v1"));
+        t.modelId = QStringLiteral("magistral-medium-latest");
+        return t;
+    }();
+    const auto req = AnthropicMessagesCodec().decode(
+        "{\"model\":\"m\",\"max_tokens\":1000,\"thinking\":{\"type\":\"enabled\",\"budget_tokens\":2048},"
+        "\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}",
+        nullptr);
+    QVERIFY(req);
+    const model::ChatRequest spoken = spokenIn(*req, wire::Api::AnthropicMessages);
+    const QJsonObject converted = json(OpenAICompletionsAdapter().buildRequest(spoken, mistral, {}).body);
+    QVERIFY(!converted.contains("stream_options"));
+    QVERIFY(!converted.contains("max_completion_tokens"));
+    QCOMPARE(converted.value("max_tokens").toInt(), 1000);
+    // A Mistral model behind another server (vLLM counts usage only when asked) keeps both.
+    Target vllm = mistral;
+    vllm.baseUrl = QStringLiteral("http://127.0.0.1:8000/v1");
+    const QJsonObject local = json(OpenAICompletionsAdapter().buildRequest(spoken, vllm, {}).body);
+    QVERIFY(local.value("stream_options").toObject().value("include_usage").toBool());
+    QCOMPARE(local.value("max_completion_tokens").toInt(), 1000);
+
+    // A Chat client's own body: its bytes without stream_options, and its max_completion_tokens as
+    // max_tokens (the smaller of two caps).
+    const auto passthrough = [&](const QByteArray &body) {
+        const auto chat = sw::formats::OpenAIChatCodec().decode(body, nullptr);
+        return OpenAICompletionsAdapter().buildRequest(*chat, mistral, {}).body;
+    };
+    const QByteArray plain = passthrough("{\"model\":\"m\",\"x_custom\":1,\"stream_options\":{\"include_usage\":true},"
+                                         "\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}");
+    QVERIFY2(!plain.contains("stream_options"), plain.constData());
+    QVERIFY2(plain.contains("\"x_custom\":1,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]"),
+             plain.constData()); // the client's bytes
+    for (const QByteArray &caps : {QByteArray("\"max_completion_tokens\":700"),
+                                   QByteArray("\"max_completion_tokens\":700,\"max_tokens\":900")}) {
+        const QJsonObject sent =
+            json(passthrough("{\"model\":\"m\"," + caps + ",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}"));
+        QVERIFY(!sent.contains("max_completion_tokens"));
+        QVERIFY(!sent.contains("stream_options"));
+        QCOMPARE(sent.value("max_tokens").toInt(), 700);
+    }
+    // OpenAI's own members and a turn's name, which Mistral's schema has not either, go without and are
+    // named; a tool turn's name, which it has, stays.
+    const auto openAIs = sw::formats::OpenAIChatCodec().decode(
+        "{\"model\":\"m\",\"user\":\"u-1\",\"seed\":7,\"logprobs\":true,\"service_tier\":\"auto\","
+        "\"temperature\":0.5,\"messages\":[{\"role\":\"user\",\"name\":\"alice\",\"content\":\"hi\"},"
+        "{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[{\"id\":\"AbCdEf123\",\"type\":"
+        "\"function\",\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]},"
+        "{\"role\":\"tool\",\"name\":\"f\",\"tool_call_id\":\"AbCdEf123\",\"content\":\"done\"}]}",
+        nullptr);
+    QVERIFY(openAIs);
+    const QJsonObject cleaned = json(OpenAICompletionsAdapter().buildRequest(*openAIs, mistral, {}).body);
+    for (const char *key : {"user", "seed", "logprobs", "service_tier", "stream_options"})
+        QVERIFY2(!cleaned.contains(QLatin1String(key)), key);
+    QCOMPARE(cleaned.value("temperature").toDouble(), 0.5);
+    const QJsonArray turns = cleaned.value("messages").toArray();
+    QCOMPARE(turns[0].toObject(), QJsonObject({{"role", "user"}, {"content", "alice: hi"}}));
+    QCOMPARE(turns[2].toObject().value("name").toString(), QStringLiteral("f"));
+    QCOMPARE(OpenAICompletionsAdapter().droppedFor(*openAIs, mistral),
+             QStringList({"user", "seed", "logprobs", "service_tier", "messages[].name"}));
+    QVERIFY(OpenAICompletionsAdapter().droppedFor(*openAIs, vllm).isEmpty());
+
+    // Any other server still gets the gateway's stream_options.
+    const auto chat = sw::formats::OpenAIChatCodec().decode(
+        "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}", nullptr);
+    QVERIFY(json(OpenAICompletionsAdapter().buildRequest(*chat, vllm, {}).body)
+                .value("stream_options")
+                .toObject()
+                .value("include_usage")
+                .toBool());
 }
 
 void TestOpenAICompletionsAdapter::mistralsContentChunksAreRead() {
