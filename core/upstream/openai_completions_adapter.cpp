@@ -160,6 +160,21 @@ void nineCharToolCallIds(QJsonArray &messages) {
     }
 }
 
+// A short assistant turn between tool turns and the user turn after them, for a server that refuses a
+// user turn right there (OpenAICompletionsAdapter::wantsAssistantAfterToolTurns). Claude Code's reminder
+// beside a tool_result, a Codex user message after a function_call_output and a tool result's images
+// all make one. The user's words stay whole in their own turn: folded into the tool's result they would
+// read as the tool's output. The words of the bridge are what pi-ai sends to Mistral for the same rule.
+void bridgeToolTurnsToUser(QJsonArray &messages) {
+    for (qsizetype i = 1; i < messages.size(); ++i) {
+        if (messages.at(i).toObject().value(L("role")).toString() != L("user") ||
+            messages.at(i - 1).toObject().value(L("role")).toString() != L("tool"))
+            continue;
+        messages.insert(i, QJsonObject{{L("role"), L("assistant")},
+                                       {L("content"), QStringLiteral("I have processed the tool results.")}});
+    }
+}
+
 // A converted Chat body as Mistral's API takes it: its validator refuses any member its schema does
 // not name with a 422 (`extra_forbidden`) that ends the chain. `stream_options` goes (Mistral puts the
 // usage in a stream's last chunk unasked) and the output cap goes as `max_tokens`, its only name for it.
@@ -925,6 +940,18 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
             });
             return holds && takesOnlyNineCharToolIds(target);
         }();
+        // A user turn right after a tool turn, to a server that refuses it (wantsAssistantAfterToolTurns,
+        // told only when the history holds one): an assistant turn goes between (bridgeToolTurnsToUser).
+        const bool bridgesToolTurns = [&] {
+            bool afterTool = false;
+            for (const rj::Value &m : messages) {
+                const rj::Value *role = rj::member(&m, "role");
+                if (afterTool && rj::equals(role, "user"))
+                    return wantsAssistantAfterToolTurns(target);
+                afterTool = rj::equals(role, "tool");
+            }
+            return false;
+        }();
         // OpenAI's models from the o-series and gpt-5 on refuse `max_tokens` ("Use
         // 'max_completion_tokens' instead"), which every OpenAI chat model takes: to api.openai.com, and
         // to such a model on any server (Azure's too), the client's cap goes by that name, so a failover
@@ -956,7 +983,7 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
         const bool boundsDescriptions =
             holdsLongToolDescription(wire::clientBody(request)) && boundsToolDescriptions(target);
         std::optional<QByteArray> spliced;
-        const bool splices = !reworksTurns && !repeatsIds && !aliasesIds && !renamesMaxTokens &&
+        const bool splices = !reworksTurns && !repeatsIds && !aliasesIds && !bridgesToolTurns && !renamesMaxTokens &&
                              !renamesMaxCompletionTokens && !boundsDescriptions;
         std::optional<QByteArray> systemTurns;
         if (splices && renamesDevelopers)
@@ -1042,12 +1069,14 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
                 }
                 body.insert(L("messages"), kept);
             }
-            if (repeatsIds || aliasesIds) {
+            if (repeatsIds || aliasesIds || bridgesToolTurns) {
                 QJsonArray turns = body.value(L("messages")).toArray();
                 if (repeatsIds)
                     uniqueToolCallIds(turns);
                 if (aliasesIds)
                     nineCharToolCallIds(turns);
+                if (bridgesToolTurns)
+                    bridgeToolTurnsToUser(turns);
                 body.insert(L("messages"), turns);
             }
             if (boundsDescriptions)
@@ -1073,10 +1102,12 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
             boundToolDescriptions(body);
         // Mistral's validator takes only nine characters of [a-zA-Z0-9] for an id: a Claude history's
         // toolu_… and OpenAI's call_… go by an alias (nineCharToolCallIds), a call's and its result's
-        // alike.
+        // alike. The same validator refuses a user turn right after tool turns
+        // (wantsAssistantAfterToolTurns): an assistant turn goes between (bridgeToolTurnsToUser).
         if (hasToolIds(converted) && takesOnlyNineCharToolIds(target)) {
             QJsonArray turns = body.value(L("messages")).toArray();
             nineCharToolCallIds(turns);
+            bridgeToolTurnsToUser(turns);
             body.insert(L("messages"), turns);
         }
         if (isMistral(target.baseUrl))

@@ -100,6 +100,11 @@ public:
     // that refused another id (Target::nineCharToolIds). Its history's ids go by an alias
     // (wire::NineCharToolIds); the ids of its own answer reach the client as it wrote them.
     static bool takesOnlyNineCharToolIds(const Target &target);
+    // Whether a Chat server refuses a user turn right after a tool turn ("Unexpected role 'user' after
+    // role 'tool'", a 400 no failover gets past): Mistral's validator, which its API and its chat
+    // templates behind vLLM or llama.cpp share with the nine-character id rule, so the same servers.
+    // There an assistant turn goes between the tool turns and the user's words.
+    static bool wantsAssistantAfterToolTurns(const Target &target) { return takesOnlyNineCharToolIds(target); }
     // Mistral's API (mistral.ai and its subdomains), told by its host alone. Its validator refuses with a
     // 422 (`extra_forbidden`) any member its schema does not name: the gateway's `stream_options` and
     // `max_completion_tokens` go there without (a stream's last chunk carries the usage unasked;

@@ -11,6 +11,7 @@
 
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QRegularExpression>
 #include <QtTest>
 
 #include <functional>
@@ -494,6 +495,68 @@ std::optional<demo::Fault> strictChatServerRefuses(const demo::RecordedRequest &
                                                                                 .arg(role)},
                                                                 {"type", "invalid_request_error"}}}})
                     .toJson(QJsonDocument::Compact));
+    return std::nullopt;
+}
+
+// Mistral's API (probe AC3) in its words: its validator refuses a member its chat request does not
+// name with a 422 (extra_forbidden), an id other than nine characters of [a-zA-Z0-9], and a user turn
+// right after a tool turn.
+std::optional<demo::Fault> mistralRefuses(const demo::RecordedRequest &request) {
+    const QJsonObject body = QJsonDocument::fromJson(request.body).object();
+    static const QStringList schema{"model",
+                                    "temperature",
+                                    "top_p",
+                                    "max_tokens",
+                                    "stream",
+                                    "stop",
+                                    "random_seed",
+                                    "metadata",
+                                    "messages",
+                                    "response_format",
+                                    "tools",
+                                    "tool_choice",
+                                    "presence_penalty",
+                                    "frequency_penalty",
+                                    "n",
+                                    "prediction",
+                                    "parallel_tool_calls",
+                                    "prompt_mode",
+                                    "safe_prompt",
+                                    "reasoning_effort"};
+    for (auto it = body.begin(); it != body.end(); ++it)
+        if (!schema.contains(it.key())) {
+            demo::Fault f = refusal(
+                QJsonDocument(
+                    QJsonObject{
+                        {"object", "error"},
+                        {"message", QJsonObject{{"detail", QJsonArray{QJsonObject{{"type", "extra_forbidden"},
+                                                                                  {"loc", QJsonArray{"body", it.key()}},
+                                                                                  {"msg", "Extra inputs are not "
+                                                                                          "permitted"}}}}}},
+                        {"type", "invalid_request_error"}})
+                    .toJson(QJsonDocument::Compact));
+            f.status = 422;
+            return f;
+        }
+    const auto mistral400 = [](const QString &message, const char *type) {
+        return refusal(QJsonDocument(QJsonObject{{"object", "error"}, {"message", message}, {"type", type}})
+                           .toJson(QJsonDocument::Compact));
+    };
+    const QRegularExpression nineChars(QStringLiteral("^[a-zA-Z0-9]{9}$"));
+    QString before;
+    for (const QJsonValue &v : body.value("messages").toArray()) {
+        const QJsonObject m = v.toObject();
+        for (const QJsonValue &call : m.value("tool_calls").toArray())
+            if (const QString id = call.toObject().value("id").toString(); !nineChars.match(id).hasMatch())
+                return mistral400(
+                    QStringLiteral("Tool call id was %1 but must be a-z, A-Z, 0-9, with a length of 9.").arg(id),
+                    "invalid_request_error");
+        const QString role = m.value("role").toString();
+        if (before == QLatin1String("tool") && role == QLatin1String("user"))
+            return mistral400(QStringLiteral("Unexpected role 'user' after role 'tool'"),
+                              "invalid_request_message_order");
+        before = role;
+    }
     return std::nullopt;
 }
 
@@ -1938,6 +2001,87 @@ private Q_SLOTS:
                                 QJsonArray{user, QJsonObject{{"role", "assistant"}, {"content", empty}}, again}}}
                 << claude << claude;
     }
+    void aClaudeCodeTurnFailsOverToMagistralWhole() {
+        // Probe AC3: Claude's outage, and Mistral's API behind it. Mistral refused the gateway's
+        // stream_options and max_completion_tokens (422), and the user's words right after a tool result
+        // (400), each ending the chain; its answer, thinking and words in content chunk lists, came out
+        // empty and successful.
+        GatewayFixture gw;
+        config::ProviderConfig mistral = gw.config.providers.value(QStringLiteral("pb"));
+        mistral.id = QStringLiteral("pm");
+        mistral.baseUrl = QStringLiteral("https://api.mistral.ai/v1");
+        gw.config.providers.insert(mistral.id, mistral);
+        config::ModelConfig magistral;
+        magistral.provider = mistral.id;
+        magistral.id = QStringLiteral("magistral-medium-latest");
+        magistral.reasoning = true;
+        gw.config.models.insert(magistral.key(), magistral);
+        gw.config.routes[QStringLiteral("chain")].candidates = {QStringLiteral("pa/claude-a"), magistral.key()};
+        HostsOnLoopback transport(gw.openaiB.baseUrl(), {QStringLiteral("api.mistral.ai")});
+        gw.transport = &transport;
+        demo::Fault overloaded;
+        overloaded.kind = demo::Fault::Status;
+        overloaded.status = 529;
+        gw.anthropicA.setFault(overloaded);
+        gw.openaiB.setJudge(mistralRefuses);
+        const auto chunk = [](const QJsonValue &content, const char *finish = nullptr) {
+            QJsonObject delta{{"content", content}};
+            QJsonObject choice{{"index", 0}, {"delta", delta}, {"finish_reason", QJsonValue::Null}};
+            QJsonObject frame{{"id", "7b1c"}, {"object", "chat.completion.chunk"}, {"choices", QJsonArray{choice}}};
+            if (finish) {
+                choice.insert("finish_reason", QLatin1String(finish));
+                frame.insert("choices", QJsonArray{choice});
+                frame.insert("usage", QJsonObject{{"prompt_tokens", 9}, {"completion_tokens", 30}});
+            }
+            return "data: " + QJsonDocument(frame).toJson(QJsonDocument::Compact) + "\n\n";
+        };
+        const auto thinking = [](const char *text) {
+            return QJsonArray{QJsonObject{{"type", "thinking"},
+                                          {"thinking", QJsonArray{QJsonObject{{"type", "text"}, {"text", text}}}}}};
+        };
+        const auto text = [](const char *words) { return QJsonArray{QJsonObject{{"type", "text"}, {"text", words}}}; };
+        gw.openaiB.setRawReply(chunk(thinking("The files are listed. ")) + chunk(thinking("Nothing to do.")) +
+                               chunk(text("Two files: ")) + chunk(text("a.txt and b.txt.")) + chunk("", "stop") +
+                               "data: [DONE]\n\n");
+        gw.start();
+
+        const QJsonObject bash{{"type", "object"},
+                               {"properties", QJsonObject{{"command", QJsonObject{{"type", "string"}}}}}};
+        const QJsonObject claudeCode{
+            {"model", "chain"},
+            {"max_tokens", 4000},
+            {"thinking", QJsonObject{{"type", "enabled"}, {"budget_tokens", 2048}}},
+            {"tools", QJsonArray{QJsonObject{{"name", "Bash"}, {"input_schema", bash}}}},
+            {"messages",
+             QJsonArray{QJsonObject{{"role", "user"}, {"content", "list the files"}},
+                        QJsonObject{{"role", "assistant"},
+                                    {"content", QJsonArray{QJsonObject{{"type", "tool_use"},
+                                                                       {"id", "toolu_01A09q90qw90lq917835lq9"},
+                                                                       {"name", "Bash"},
+                                                                       {"input", QJsonObject{{"command", "ls"}}}}}}},
+                        QJsonObject{{"role", "user"},
+                                    {"content", QJsonArray{QJsonObject{{"type", "tool_result"},
+                                                                       {"tool_use_id", "toolu_01A09q90qw90lq917835lq9"},
+                                                                       {"content", "a.txt\nb.txt"}},
+                                                           QJsonObject{{"type", "text"},
+                                                                       {"text", "<system-reminder>The todo list is "
+                                                                                "empty.</system-reminder>"}}}}}}}};
+        const HttpResult r = gw.post(QStringLiteral("/v1/messages"), claudeCode);
+        QVERIFY2(r.status == 200, r.body.constData());
+        QCOMPARE(r.header("x-switchman-candidate"), magistral.key().toUtf8());
+        const QJsonArray content = QJsonDocument::fromJson(r.body).object().value("content").toArray();
+        QCOMPARE(content.size(), 2);
+        QCOMPARE(content[0].toObject().value("thinking").toString(),
+                 QStringLiteral("The files are listed. Nothing to do."));
+        QCOMPARE(content[1].toObject().value("text").toString(), QStringLiteral("Two files: a.txt and b.txt."));
+        QCOMPARE(gw.openaiB.requests().size(), 1); // taken the first time
+        const QJsonObject sent = sentTo(gw.openaiB);
+        QCOMPARE(sent.value("max_tokens").toInt(), 4000);
+        const QJsonArray messages = sent.value("messages").toArray();
+        QCOMPARE(messages.last().toObject().value("content").toString(),
+                 QStringLiteral("<system-reminder>The todo list is empty.</system-reminder>"));
+    }
+
     void theProviderTakesWhatTheGatewayConverted() {
         QFETCH(Inbound, inbound);
         QFETCH(QJsonObject, body);

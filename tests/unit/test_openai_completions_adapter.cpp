@@ -105,6 +105,7 @@ private slots:
     void aMistralTargetGetsEveryToolIdAsNineAlphanumerics();
     void aSameApiHistoryGoesToMistralWithNineCharIds();
     void mistralsApiGetsNoMemberItRefuses();
+    void aUserTurnAfterToolTurnsGetsAnAssistantTurnBeforeItForMistral();
     void mistralsContentChunksAreRead();
     void crossFormatFromClaudeCode();
     void imagesOfParallelToolResultsFollowTheRun();
@@ -912,6 +913,55 @@ void TestOpenAICompletionsAdapter::mistralsApiGetsNoMemberItRefuses() {
                 .toObject()
                 .value("include_usage")
                 .toBool());
+}
+
+void TestOpenAICompletionsAdapter::aUserTurnAfterToolTurnsGetsAnAssistantTurnBeforeItForMistral() {
+    // Mistral refuses a user turn right after a tool turn ("Unexpected role 'user' after role 'tool'"),
+    // a 400 that ended the chain: Claude Code writes its reminder beside every tool_result, and a Codex
+    // user speaks after a function_call_output. An assistant turn goes between; the user's words stay
+    // whole in their own turn.
+    const QByteArray claudeCode =
+        "{\"model\":\"m\",\"max_tokens\":100,\"messages\":[{\"role\":\"user\",\"content\":\"list\"},"
+        "{\"role\":\"assistant\",\"content\":[{\"type\":\"tool_use\",\"id\":\"toolu_01AAA\",\"name\":\"Bash\","
+        "\"input\":{}}]},"
+        "{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":\"toolu_01AAA\",\"content\":"
+        "\"a.txt\"},{\"type\":\"text\",\"text\":\"<system-reminder>The todo list is empty.</system-reminder>\"}]}]}";
+    const auto req = AnthropicMessagesCodec().decode(claudeCode, nullptr);
+    QVERIFY(req);
+    const model::ChatRequest spoken = spokenIn(*req, wire::Api::AnthropicMessages);
+    Target mistral = target(QStringLiteral("https://api.mistral.ai/v1"));
+    mistral.modelId = QStringLiteral("mistral-large-latest");
+    const QJsonArray messages =
+        json(OpenAICompletionsAdapter().buildRequest(spoken, mistral, {}).body).value("messages").toArray();
+    QCOMPARE(rolesOf(messages), (QStringList{"user", "assistant", "tool", "assistant", "user"}));
+    QCOMPARE(messages[2].toObject().value("content").toString(), QStringLiteral("a.txt"));
+    QCOMPARE(messages[4].toObject().value("content").toString(),
+             QStringLiteral("<system-reminder>The todo list is empty.</system-reminder>"));
+    // A Mistral model behind vLLM has the same validator; another server takes the order as it is.
+    Target vllm = mistral;
+    vllm.baseUrl = QStringLiteral("http://127.0.0.1:8000/v1");
+    QCOMPARE(rolesOf(json(OpenAICompletionsAdapter().buildRequest(spoken, vllm, {}).body).value("messages").toArray()),
+             (QStringList{"user", "assistant", "tool", "assistant", "user"}));
+    QCOMPARE(
+        rolesOf(json(OpenAICompletionsAdapter().buildRequest(spoken, target(), {}).body).value("messages").toArray()),
+        (QStringList{"user", "assistant", "tool", "user"}));
+
+    // A Chat client's own history, as it talked to another server before.
+    const QByteArray chatBody =
+        "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"list\"},"
+        "{\"role\":\"assistant\",\"content\":null,\"tool_calls\":["
+        "{\"id\":\"AbCdEf123\",\"type\":\"function\",\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]},"
+        "{\"role\":\"tool\",\"tool_call_id\":\"AbCdEf123\",\"content\":\"a.txt\"},"
+        "{\"role\":\"user\",\"content\":\"only the txt ones\"}]}";
+    const auto chat = sw::formats::OpenAIChatCodec().decode(chatBody, nullptr);
+    QVERIFY(chat);
+    const QJsonArray sent =
+        json(OpenAICompletionsAdapter().buildRequest(*chat, mistral, {}).body).value("messages").toArray();
+    QCOMPARE(rolesOf(sent), (QStringList{"user", "assistant", "tool", "assistant", "user"}));
+    QCOMPARE(sent[4].toObject().value("content").toString(), QStringLiteral("only the txt ones"));
+    QCOMPARE(
+        rolesOf(json(OpenAICompletionsAdapter().buildRequest(*chat, target(), {}).body).value("messages").toArray()),
+        (QStringList{"user", "assistant", "tool", "user"}));
 }
 
 void TestOpenAICompletionsAdapter::mistralsContentChunksAreRead() {
