@@ -18,6 +18,7 @@
 #include "core/wire/rapid_json.h"
 
 #include <QDateTime>
+#include <QHash>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QRegularExpression>
@@ -41,11 +42,51 @@ constexpr qsizetype kEventInProgressBytes = 4 * 1024;
 // take from limits.maxBodyBytesInFlight (holdUnfinishedEvent): more than an ordinary event or a
 // chunk's unfinished tail, so a healthy stream never touches the budget for them.
 constexpr qsizetype kFreeUnfinishedEventBytes = 64 * 1024;
-// What a streamed byte costs while a Responses or pi client's answer is kept: the encoder's copy of
-// the message and the builder's of each block, UTF-16 both (the closing events that repeat the text
-// leave as the client reads them, held as its unread bytes are). A Chat client's custom call, kept
-// until its end and then read and written whole, costs as much.
+// What a character a Responses or pi client's answer keeps costs: the encoder's copy of the message
+// and the builder's of each open block, UTF-16 both; a finished block leaves them for the encoder's
+// output, as UTF-8 JSON (the closing events that repeat the text leave as the client reads them, held
+// as its unread bytes are). A Chat client's custom call, kept until its end and then read and
+// written whole, costs as much.
 constexpr qint64 kKeptStreamCost = 4;
+
+// The characters (a block's base64 data: bytes) a frame's events bring for an encoder or builder to
+// keep: the deltas, and the blocks as they open or arrive whole. Not the upstream's framing: a Chat
+// chunk of 320 bytes carries a token of four characters, and charged by its bytes twelve ordinary
+// answers took the whole shared budget (probe AC2 F1). A block's End carries it whole, and the
+// encoder writes it into the finished output as the builder lets it go: only what its Start and
+// deltas did not bring counts then (`charged` follows the open blocks, by content index; at most
+// CanonicalStreamBuilder::kMaxContentBlocks). What a frame holds beyond what it brings is charged
+// as held (kHeldStreamCost).
+qint64 keptChars(const QList<model::StreamEvent> &events, QHash<int, qint64> &charged) {
+    qint64 total = 0;
+    for (const model::StreamEvent &ev : events) {
+        const model::ContentBlock &b = ev.block;
+        const qint64 chars = ev.delta.size() + ev.errorMessage.size() + ev.responseId.size() + b.text.size() +
+                             b.signature.size() + b.argumentsJson.size() + b.toolCallId.size() + b.toolName.size() +
+                             b.itemId.size() + b.url.size() + b.title.size() + b.mimeType.size() + b.data.size();
+        switch (ev.type) {
+        case model::EventType::TextStart:
+        case model::EventType::TextDelta:
+        case model::EventType::ThinkingStart:
+        case model::EventType::ThinkingDelta:
+        case model::EventType::ToolCallStart:
+        case model::EventType::ToolCallDelta:
+            charged[ev.contentIndex] += chars;
+            total += chars;
+            break;
+        case model::EventType::TextEnd:
+        case model::EventType::ThinkingEnd:
+        case model::EventType::ToolCallEnd:
+            total += std::max<qint64>(0, chars - charged.take(ev.contentIndex));
+            break;
+        default:
+            total += chars;
+            break;
+        }
+    }
+    return total;
+}
+
 // The characters of a JSON text's string values (a member's value or an array's element, not its
 // names), escapes counted as one: what a broken JSON answer had said, for the estimate it is billed by.
 qint64 stringValueChars(const QByteArray &json) {
@@ -535,8 +576,10 @@ struct UpstreamAttempts::Try {
     // upstream activity: it counts again only 4 KiB further on.
     qsizetype grownAtActivity = 0;
     // A Responses or pi client's stream: its encoder keeps the whole message for the closing events, and
-    // the builder each block's text (kKeptStreamCost a byte, taken from limits.maxBodyBytesInFlight).
+    // the builder each block's text (kKeptStreamCost a character it keeps, taken from
+    // limits.maxBodyBytesInFlight: keptChars).
     bool keepsMessage = false;
+    QHash<int, qint64> keptOfOpenBlocks; // what each open block brought to keep so far (keptChars)
     // A Chat client's custom tools (ChatRequest::customToolNames), on a stream its encoder writes:
     // the encoder keeps each call's input until the call ends, as its one custom chunk
     // (OpenAIChatStreamEncoder). The content indexes of those calls still open.
@@ -862,6 +905,7 @@ void UpstreamAttempts::launch(failover::AttemptId id) {
                         ? m_setup.request->customToolNames()
                         : QStringList();
     t.openCustomCalls.clear();
+    t.keptOfOpenBlocks.clear();
     t.status = 0;
     t.errorBody.clear();
     t.errorHeaders.clear();
@@ -1251,12 +1295,14 @@ void UpstreamAttempts::feedSse(Try &t, const QList<SseEvent> &events) {
             // costs as a kept message does (probe X2 F5: 60 MB a stream, charged to nothing).
             const bool keptByEncoder = !live->customTools.isEmpty() &&
                                        addsToCustomCall(frame.events, live->customTools, live->openCustomCalls);
+            // Both are charged by what they bring to keep, and a frame held (or kept by the decoder)
+            // by its bytes besides.
             const bool mayBeHeld = live->passthrough || !decodedToNothing;
             const qint64 held = frame.frameBytes + (live->passthrough ? failover::TryFrame::kHeldFrameOverhead : 0);
-            const qint64 cost = live->keepsMessage || keptByEncoder ? frame.frameBytes * kKeptStreamCost
-                                : frame.keptByDecoder || (!m_loop->isCommitted(id) && mayBeHeld)
-                                    ? held * kHeldStreamCost
-                                    : 0;
+            const qint64 cost =
+                (live->keepsMessage || keptByEncoder ? keptChars(frame.events, live->keptOfOpenBlocks) * kKeptStreamCost
+                                                     : 0) +
+                (frame.keptByDecoder || (!m_loop->isCommitted(id) && mayBeHeld) ? held * kHeldStreamCost : 0);
             if (cost > 0 && m_setup.bytesInFlight) {
                 if (!m_setup.bytesInFlight->take(cost))
                     return endStream(*live, bytesInFlightSpent(*live), true);

@@ -3954,21 +3954,22 @@ private Q_SLOTS:
         // A Responses (or pi) client's stream keeps the whole message for its closing events, which
         // repeat it: 60 MB of upstream text held ~545 MiB, and six such streams at once 1.7 GB, with
         // no configured bound but maxResponseBytes per stream (probe T1). What it keeps now takes from
-        // limits.maxBodyBytesInFlight (4 bytes a streamed byte) and is given back when it is done;
-        // past the room the answer ends with the in-band error naming the limit: no failover, no mark.
+        // limits.maxBodyBytesInFlight (4 bytes a character kept, not a byte of the upstream's frames)
+        // and is given back when it is done; past the room the answer ends with the in-band error
+        // naming the limit: no failover, no mark.
         GatewayFixture gw;
         gw.config.limits.maxBodyBytes = 64 * 1024;
         gw.config.limits.maxBodyBytesInFlight = 256 * 1024;
         gw.config.limits.maxResponseBytes = 1024 * 1024;
         gw.start();
         const QJsonObject responsesBody{{"model", "chain"}, {"input", "x"}, {"stream", true}};
-        gw.anthropicA.setRawReply(anthropicStream({}, 10, 1024)); // ~12 KiB: 48 KiB kept
-        for (int i = 0; i < 8; ++i) {                             // 8 x 48 KiB: given back each time
+        gw.anthropicA.setRawReply(anthropicStream({}, 10, 1024)); // 10 KiB of text: 40 KiB kept
+        for (int i = 0; i < 8; ++i) {                             // 8 x 40 KiB: given back each time
             const auto r = gw.post(QStringLiteral("/v1/responses"), responsesBody);
             QVERIFY2(r.status == 200, r.body.left(300).constData());
             QVERIFY2(r.body.contains("response.completed"), r.body.right(300).constData());
         }
-        gw.anthropicA.setRawReply(anthropicStream({}, 100, 1024)); // ~115 KiB: 460 KiB kept
+        gw.anthropicA.setRawReply(anthropicStream({}, 100, 1024)); // 100 KiB of text: 400 KiB kept
         const auto cut = gw.post(QStringLiteral("/v1/responses"), responsesBody);
         QCOMPARE(cut.status, 200); // the stream had begun
         QVERIFY2(!cut.body.contains("response.completed"), cut.body.right(300).constData());
@@ -3984,6 +3985,44 @@ private Q_SLOTS:
         gw.anthropicA.setRawReply(anthropicStream({}, 10, 1024));
         const auto after = gw.post(QStringLiteral("/v1/responses"), responsesBody);
         QVERIFY2(after.body.contains("response.completed"), after.body.right(300).constData());
+    }
+
+    void aKeptStreamIsChargedForItsTextNotItsFrames_data() {
+        QTest::addColumn<QString>("route");
+        QTest::addColumn<QByteArray>("answered");
+        QTest::newRow("Responses") << QStringLiteral("/v1/responses") << QByteArray("response.completed");
+        QTest::newRow("pi") << QStringLiteral("/v1/pi/stream") << QByteArray("\"type\":\"done\"");
+    }
+    void aKeptStreamIsChargedForItsTextNotItsFrames() {
+        // Real upstream frames are tens of times their text: an OpenAI chunk of ~320 bytes carries a
+        // token of four characters. Charged four times each frame's bytes, twelve ordinary Codex
+        // answers at once (0.41 MB of text) took the whole 128 MiB budget: their streams were cut
+        // mid-answer and another tenant's 8 MB request got 503 (probe AC2 F1). A stream takes what
+        // its encoder and builder keep of the text. Here 6 000 deltas of four characters in frames
+        // of ~400 bytes: 2.4 MB of frames, ten times the room, for 24 000 characters kept.
+        QFETCH(QString, route);
+        QFETCH(QByteArray, answered);
+        GatewayFixture gw;
+        gw.config.limits.maxBodyBytes = 64 * 1024;
+        gw.config.limits.maxBodyBytesInFlight = 256 * 1024;
+        gw.config.limits.maxResponseBytes = 4 * 1024 * 1024;
+        gw.start();
+        const QByteArray padding(320, 'o');
+        QByteArray fat;
+        for (int i = 0; i < 6000; ++i)
+            fat += anthropicSse(
+                "content_block_delta",
+                R"({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"tokn"},"obfuscation":")" +
+                    padding + R"("})");
+        QByteArray stream = anthropicStream({}, 0, 0);
+        stream.insert(stream.indexOf("event: content_block_stop"), fat);
+        gw.anthropicA.setRawReply(stream);
+        for (int i = 0; i < 3; ++i) {
+            const auto r = gw.post(route, routeBody(route, QStringLiteral("chain"), true));
+            QVERIFY2(r.status == 200 && r.body.contains(answered) && !r.body.contains("maxBodyBytesInFlight"),
+                     r.body.right(600).constData());
+            QVERIFY(r.body.count("tokn") >= 6000);
+        }
     }
 
     void aChatClientsCustomCallTakesFromBytesInFlight() {
@@ -4037,13 +4076,13 @@ private Q_SLOTS:
         gw.config.limits.maxBodyBytesInFlight = 256 * 1024;
         gw.config.limits.maxResponseBytes = 1024 * 1024;
         gw.start();
-        gw.anthropicA.setRawReply(callStream(10)); // ~12 KiB: 48 KiB kept
+        gw.anthropicA.setRawReply(callStream(10)); // 10 KiB of input: 40 KiB kept
         for (int i = 0; i < 8; ++i) {              // given back each time
             const auto r = gw.post(QStringLiteral("/v1/chat/completions"), custom);
             QVERIFY2(r.status == 200 && r.body.contains("\"type\":\"custom\"") && r.body.contains("[DONE]"),
                      r.body.right(300).constData());
         }
-        gw.anthropicA.setRawReply(callStream(100)); // ~115 KiB: 460 KiB kept
+        gw.anthropicA.setRawReply(callStream(100)); // 100 KiB of input: 400 KiB kept
         const auto cut = gw.post(QStringLiteral("/v1/chat/completions"), custom);
         QCOMPARE(cut.status, 200); // the stream had begun
         QVERIFY2(cut.body.contains("maxBodyBytesInFlight") && !cut.body.contains("[DONE]"),
