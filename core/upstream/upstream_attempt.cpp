@@ -787,16 +787,17 @@ void UpstreamAttempts::start(const failover::TryStart &s) {
         m_setup.traits->learnAsksForReasoningBack(baseUrl, t.candidate.model.id);
     t.target.reasoningBack =
         s.withReasoningBack || (m_setup.traits && m_setup.traits->asksForReasoningBack(baseUrl, t.candidate.model.id));
-    // One that refused a reasoning summary is asked for none from then on.
-    if (s.withoutReasoningSummary && m_setup.traits)
-        m_setup.traits->learnRefusesReasoningSummary(baseUrl);
-    t.target.reasoningSummary =
-        !s.withoutReasoningSummary && !(m_setup.traits && m_setup.traits->refusesReasoningSummary(baseUrl));
-    // A model that would not stream to this organisation is asked for its answers whole from then on.
-    if (s.withoutStreaming && m_setup.traits)
-        m_setup.traits->learnRefusesToStream(baseUrl, t.candidate.model.id);
-    t.target.noStream =
-        s.withoutStreaming || (m_setup.traits && m_setup.traits->refusesToStream(baseUrl, t.candidate.model.id));
+    // A key refused a reasoning summary is asked for none from then on, and one a model would not
+    // stream to is asked for that model's answers whole: its organisation's rules (ServerTraits, per
+    // credential). Learned from the key the last try sent, by the first try that mends its refusal
+    // (the mend then stays for the request, whichever key a later try of it takes); whether the key
+    // this try gets was told so is asked once it is known (acquire, below).
+    if (s.withoutReasoningSummary && t.target.reasoningSummary && m_setup.traits)
+        m_setup.traits->learnRefusesReasoningSummary(t.target.baseUrl, t.target.credential);
+    t.target.reasoningSummary = !s.withoutReasoningSummary;
+    if (s.withoutStreaming && !t.target.noStream && m_setup.traits)
+        m_setup.traits->learnRefusesToStream(t.target.baseUrl, t.target.credential, t.target.modelId);
+    t.target.noStream = s.withoutStreaming;
     // A model that refused a tool call id not of nine characters of [a-zA-Z0-9] gets every id so from then on.
     if (s.withNineCharToolIds && m_setup.traits)
         m_setup.traits->learnTakesOnlyNineCharToolIds(baseUrl, t.candidate.model.id);
@@ -842,6 +843,12 @@ void UpstreamAttempts::start(const failover::TryStart &s) {
             t->target.api = t->candidate.provider.api;
             t->target.baseUrl = t->candidate.provider.baseUrl;
             t->target.credential = r.secret;
+            if (m_setup.traits) {
+                t->target.reasoningSummary =
+                    t->target.reasoningSummary && !m_setup.traits->refusesReasoningSummary(t->target.baseUrl, r.secret);
+                t->target.noStream = t->target.noStream ||
+                                     m_setup.traits->refusesToStream(t->target.baseUrl, r.secret, t->target.modelId);
+            }
             // The key as answer text would hold it: looked for in every decoded
             // event (redactEvents); a short one would match ordinary words.
             t->secretForms = util::secretTextForms(r.secret);

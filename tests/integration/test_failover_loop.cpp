@@ -1407,6 +1407,76 @@ private Q_SLOTS:
         QVERIFY2(streamed(sent[3].body), sent[3].body.constData());
     }
 
+    void anOrganisationsRefusalIsLearnedForItsKeyOnly_data() {
+        QTest::addColumn<QByteArray>("refusal");
+        QTest::addColumn<QString>("mended"); // the member the mended request changes
+        QTest::newRow("reasoning summary")
+            << QByteArray(
+                   R"({"error":{"message":"Your organization must be verified to generate reasoning summaries.",)"
+                   R"("type":"invalid_request_error","param":"reasoning.summary","code":"unsupported_value"}})")
+            << QStringLiteral("summary");
+        QTest::newRow("stream")
+            << QByteArray(R"({"error":{"message":"Your organization must be verified to stream this model.",)"
+                          R"("type":"invalid_request_error","param":"stream","code":"unsupported_value"}})")
+            << QStringLiteral("stream");
+    }
+    void anOrganisationsRefusalIsLearnedForItsKeyOnly() {
+        // OpenAI refuses a summary, or a model's stream, to an organisation that is not verified: the
+        // key's. Learned per base URL, one caller's own key at a passthrough provider (or one key of
+        // a pool) took streaming and summaries from every other key at that URL until the process
+        // ended (probe AC2 F2). The key that was refused is asked so from then on; the company's key
+        // beside it is not.
+        QFETCH(QByteArray, refusal);
+        QFETCH(QString, mended);
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pd")].credentials = {QStringLiteral("keychain:pd-key")};
+        gw.secrets.secrets.insert(QStringLiteral("pd-key"), "shared-key");
+        config::ProviderConfig byok = gw.config.providers.value(QStringLiteral("pd"));
+        byok.id = QStringLiteral("byok");
+        byok.credentials = {QStringLiteral("passthrough")};
+        gw.config.providers.insert(byok.id, byok);
+        config::ModelConfig model = gw.config.models.value(QStringLiteral("pd/resp-d"));
+        model.provider = byok.id;
+        gw.config.models.insert(model.key(), model);
+        gw.responsesD.pushFault(fault(Fault::Status, 400, {}, refusal));
+        gw.start();
+        const auto body = [](const QString &model) {
+            return QJsonObject{{"model", model},
+                               {"input", "hi"},
+                               {"stream", true},
+                               {"reasoning", QJsonObject{{"effort", "low"}, {"summary", "auto"}}}};
+        };
+        const QList<QPair<QByteArray, QByteArray>> alicesKey{{"authorization", "Bearer alice-own-key"}};
+        // Whether a request sent upstream asks for what was refused.
+        const auto asks = [&mended](const demo::RecordedRequest &r) {
+            const QJsonObject o = QJsonDocument::fromJson(r.body).object();
+            return mended == QLatin1String("stream") ? o.value("stream").toBool()
+                                                     : o.value("reasoning").toObject().contains("summary");
+        };
+        const auto alice = gw.post(QStringLiteral("/v1/responses"), body(QStringLiteral("byok/resp-d")), alicesKey);
+        QVERIFY2(alice.status == 200, alice.body.constData());
+        auto sent = gw.responsesD.requests();
+        QCOMPARE(sent.size(), 2);
+        QCOMPARE(sent[0].header("authorization"), QByteArray("Bearer alice-own-key"));
+        QVERIFY(asks(sent[0]));
+        QVERIFY2(!asks(sent[1]), sent[1].body.constData());
+        // The company's key at the same base URL is still asked for it.
+        const auto company = gw.post(QStringLiteral("/v1/responses"), body(QStringLiteral("pd/resp-d")));
+        QVERIFY2(company.status == 200, company.body.constData());
+        sent = gw.responsesD.requests();
+        QCOMPARE(sent.size(), 3);
+        QCOMPARE(sent[2].header("authorization"), QByteArray("Bearer shared-key"));
+        QVERIFY2(asks(sent[2]), sent[2].body.constData());
+        // The refused key is not, from its next request on.
+        const auto again = gw.post(QStringLiteral("/v1/responses"), body(QStringLiteral("byok/resp-d")), alicesKey);
+        QVERIFY2(again.status == 200, again.body.constData());
+        sent = gw.responsesD.requests();
+        QCOMPARE(sent.size(), 4);
+        QCOMPARE(sent[3].header("authorization"), QByteArray("Bearer alice-own-key"));
+        QVERIFY2(!asks(sent[3]), sent[3].body.constData());
+        QVERIFY(gw.engine().marks().isEmpty());
+    }
+
     void aClaudeToolLoopFailsOverToAMistralModelWithIdsItTakes() {
         // Claude Code's tool loop (ids toolu_…) fails over to a Mistral model on a Chat server, whose
         // validator refuses any id that is not nine characters of [a-zA-Z0-9] (probe Q4 6): the 400
