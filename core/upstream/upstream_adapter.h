@@ -35,7 +35,7 @@ struct Target {
     bool reasoningBack = false;
     // Whether an OpenAI Responses request that reasons asks for a summary of the reasoning (the
     // converted body's `reasoning.summary`, and a client's own). False after the server refused one
-    // (an organisation not verified): the answer comes without, as OpenAI would give it.
+    // for this key (an organisation not verified): the answer comes without, as OpenAI would give it.
     bool reasoningSummary = true;
     // True once this server refused a tool call id that is not nine characters of [a-zA-Z0-9] (a
     // Mistral chat template behind vLLM or llama.cpp, not told by its host or model id): every call's
