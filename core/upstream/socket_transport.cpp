@@ -25,7 +25,104 @@
 
 namespace sw::upstream {
 
-SocketTransport::SocketTransport(QObject *parent) : QObject(parent) {}
+// Asks an HTTP proxy for a tunnel to an https:// provider (`CONNECT host:port`) once the connection
+// to the proxy is up; on its 2xx answer the TLS handshake starts over the tunnel, verified against
+// the provider's name (and sent it as SNI), as if the provider had been connected to directly. A
+// child of the link, gone once the tunnel is made or refused; while it lives, the link hands the
+// connection's signals to it instead of to the call.
+class ProxyTunnel final : public QObject {
+public:
+    // An answer to CONNECT is a status line and a few fields; a proxy that sends more is not one.
+    static constexpr qsizetype kMaxAnswerBytes = 16 * 1024;
+
+    ProxyTunnel(SocketLink *link, const QString &host, quint16 port, const QByteArray &authorization)
+        : QObject(link), m_link(link), m_host(host), m_port(port), m_authorization(authorization) {
+        link->m_tunnel = this;
+    }
+
+    void begin() {
+        const QByteArray authority =
+            (m_host.contains(QLatin1Char(':')) ? '[' + m_host.toUtf8() + ']' : m_host.toUtf8()) + ':' +
+            QByteArray::number(m_port);
+        QByteArray request = "CONNECT " + authority + " HTTP/1.1\r\nHost: " + authority + "\r\n";
+        if (!m_authorization.isEmpty())
+            request += "Proxy-Authorization: " + m_authorization + "\r\n";
+        request += "\r\n";
+        m_link->socket()->write(request);
+    }
+
+    void onReadyRead() {
+        m_answer += m_link->socket()->readAll();
+        const qsizetype end = m_answer.indexOf("\r\n\r\n");
+        if (end < 0) {
+            if (m_answer.size() > kMaxAnswerBytes)
+                fail(TransportError::TooLarge, QStringLiteral("its answer to CONNECT is over 16 KiB"));
+            return;
+        }
+        // "HTTP/1.1 200 Connection established"
+        const QByteArray line = m_answer.left(m_answer.indexOf("\r\n"));
+        bool ok = false;
+        const int status = line.startsWith("HTTP/1.") ? line.mid(9, 3).toInt(&ok) : 0;
+        if (!ok || line.size() < 12 || (line.size() > 12 && line.at(12) != ' '))
+            return fail(TransportError::Protocol, QStringLiteral("its answer to CONNECT is not HTTP"));
+        if (status < 200 || status > 299)
+            return fail(status >= 500 ? TransportError::Other : TransportError::Refused,
+                        QStringLiteral("refused the tunnel to %1:%2 with %3%4")
+                            .arg(m_host)
+                            .arg(m_port)
+                            .arg(QString::fromLatin1(line.mid(9)).trimmed(),
+                                 proxyRefusalHint(status, !m_authorization.isEmpty())));
+        if (end + 4 != m_answer.size()) // the provider speaks only after our TLS hello
+            return fail(TransportError::Protocol, QStringLiteral("it sent bytes after its answer to CONNECT"));
+        SocketLink *link = m_link;
+        link->m_tunnel = nullptr;
+        link->m_reachingProxy = false;
+        deleteLater();
+        auto *ssl = static_cast<QSslSocket *>(link->socket());
+        ssl->setPeerVerifyName(m_host);
+        ssl->startClientEncryption(); // SocketLink::onConnected on `encrypted`
+    }
+
+    void onError(QAbstractSocket::SocketError error) {
+        if (error == QAbstractSocket::RemoteHostClosedError)
+            return onDisconnected();
+        fail(SocketUpstreamCall::errorFor(error), m_link->socket()->errorString());
+    }
+
+    void onDisconnected() {
+        if (m_link->socket()->bytesAvailable() > 0) {
+            onReadyRead();
+            if (m_link->m_tunnel != this)
+                return; // answered
+        }
+        fail(TransportError::Reset, QStringLiteral("it closed the connection before answering CONNECT"));
+    }
+
+private:
+    void fail(TransportError error, const QString &message) {
+        SocketLink *link = m_link;
+        link->m_tunnel = nullptr;
+        deleteLater();
+        link->raceLost(error, message);
+    }
+
+    SocketLink *m_link;
+    QString m_host;
+    quint16 m_port;
+    QByteArray m_authorization;
+    QByteArray m_answer;
+};
+
+ProxyTunnel *SocketLink::tunnel() const {
+    return static_cast<ProxyTunnel *>(m_tunnel.data());
+}
+
+SocketTransport::SocketTransport(QObject *parent)
+    : QObject(parent), m_proxyEnvironment(ProxySettings::fromEnvironment()) {
+    // Said once, at start: a proxy variable that cannot be read leaves its URLs direct.
+    for (const QString &problem : m_proxyEnvironment.problems())
+        qWarning("%s", qPrintable(problem));
+}
 
 SocketTransport::~SocketTransport() {
     // Idle sockets are children, deleted after this body; a socket closing then must not reach the pool.
@@ -47,9 +144,14 @@ int SocketTransport::idleConnections() const {
 
 SocketLink::SocketLink(QAbstractSocket *socket)
     : QObject(socket), m_socket(socket), m_reuseWithinMs(SocketTransport::kIdleReuseMs) {
-    if (auto *ssl = qobject_cast<QSslSocket *>(socket))
+    if (auto *ssl = qobject_cast<QSslSocket *>(socket)) {
         connect(ssl, &QSslSocket::encrypted, this, &SocketLink::onConnected);
-    else
+        // A TLS connection through a proxy is plain until the tunnel is made: the proxy is asked for it then.
+        connect(ssl, &QAbstractSocket::connected, this, [this] {
+            if (m_tunnel)
+                onConnected();
+        });
+    } else
         connect(socket, &QAbstractSocket::connected, this, &SocketLink::onConnected);
     connect(socket, &QAbstractSocket::readyRead, this, &SocketLink::onReadyRead);
     connect(socket, &QAbstractSocket::errorOccurred, this, &SocketLink::onError);
@@ -118,16 +220,25 @@ void SocketLink::release() {
         m_race = nullptr;
         race->deleteLater();
     }
+    if (QObject *tunnel = m_tunnel.data()) {
+        m_tunnel = nullptr;
+        tunnel->deleteLater();
+    }
 }
 
 void SocketLink::onConnected() {
+    if (m_tunnel)
+        return tunnel()->begin(); // the proxy is reached: the tunnel is asked for
+    m_reachingProxy = false;      // reached: an http:// request goes to the proxy itself
     watchReadNotifier();
     if (m_call)
         m_call->sendRequest();
 }
 
 void SocketLink::onReadyRead() {
-    if (m_call)
+    if (m_tunnel)
+        tunnel()->onReadyRead();
+    else if (m_call)
         m_call->onReadyRead();
     else if (m_idleIn)
         m_idleIn->dropIdle(this); // an idle connection that hears anything (stray bytes) is useless
@@ -139,12 +250,16 @@ void SocketLink::raceLost(TransportError error, const QString &message) {
 }
 
 void SocketLink::onError(QAbstractSocket::SocketError error) {
-    if (m_call)
+    if (m_tunnel)
+        tunnel()->onError(error);
+    else if (m_call)
         m_call->onSocketError(error);
 }
 
 void SocketLink::onDisconnected() {
-    if (m_call)
+    if (m_tunnel)
+        tunnel()->onDisconnected();
+    else if (m_call)
         m_call->onDisconnected();
     else if (m_idleIn)
         m_idleIn->dropIdle(this); // the server closed it
@@ -195,8 +310,12 @@ void SocketTransport::setExtraCaCertificates(const CaTable &table) {
     m_extraCa = table;
     // A pooled TLS connection was verified under the old table: a CA taken out of it (no longer
     // trusted) must not go on serving until the server closes the connection.
+    closeIdle(true);
+}
+
+void SocketTransport::closeIdle(bool httpsOnly) {
     for (auto it = m_idle.begin(); it != m_idle.end(); ++it) {
-        if (!it.key().startsWith(QLatin1String("https:")))
+        if (httpsOnly && !it.key().startsWith(QLatin1String("https:")))
             continue;
         for (SocketLink *link : std::as_const(*it)) {
             QAbstractSocket *s = link->socket();
@@ -211,11 +330,14 @@ void SocketTransport::setExtraCaCertificates(const CaTable &table) {
 // Connects a socket to a host name's addresses as RFC 8305 asks (SocketTransport::kNextAddressAfterMs):
 // each address on a descriptor of its own, started when the one before failed or after the stagger,
 // the first connected handed to the socket (setSocketDescriptor), the others closed. A child of the
-// socket: aborting the socket ends the race, and its descriptors with it.
+// socket: aborting the socket ends the race, and its descriptors with it. `startTls`: the TLS
+// handshake with `host` starts on the won connection (not on one to a proxy, which is asked for a
+// tunnel first).
 class AddressRace final : public QObject {
 public:
-    AddressRace(SocketLink *link, const QString &host, quint16 port, bool tls, SocketTransport &transport)
-        : QObject(link->socket()), m_link(link), m_host(host), m_port(port), m_tls(tls), m_clock(transport.clock()) {
+    AddressRace(SocketLink *link, const QString &host, quint16 port, bool startTls, SocketTransport &transport)
+        : QObject(link->socket()), m_link(link), m_host(host), m_port(port), m_startTls(startTls),
+          m_clock(transport.clock()) {
         link->m_race = this;
         if (transport.m_resolver) {
             // Said from the loop, as the system's lookup is.
@@ -365,7 +487,7 @@ private:
         QAbstractSocket *socket = m_link->socket();
         SocketLink *link = m_link;
         const QString host = m_host;
-        const bool tls = m_tls;
+        const bool startTls = m_startTls;
         deleteLater();
         link->m_race = nullptr;
         if (!socket->setSocketDescriptor(fd, QAbstractSocket::ConnectedState, QIODevice::ReadWrite)) {
@@ -373,10 +495,11 @@ private:
             return link->raceLost(TransportError::Other, socket->errorString());
         }
         http::useSmallReadChunks(socket);
-        if (tls) {
-            auto *ssl = static_cast<QSslSocket *>(socket);
+        if (auto *ssl = qobject_cast<QSslSocket *>(socket))
             for (QTcpSocket *plain : ssl->findChildren<QTcpSocket *>(Qt::FindDirectChildrenOnly))
                 http::useSmallReadChunks(plain);
+        if (startTls) {
+            auto *ssl = static_cast<QSslSocket *>(socket);
             // The name, not the address, is what the certificate must name and what SNI sends.
             ssl->setPeerVerifyName(host);
             ssl->startClientEncryption(); // SocketLink::onConnected on `encrypted`
@@ -417,7 +540,7 @@ private:
     SocketLink *m_link;
     QString m_host;
     quint16 m_port;
-    bool m_tls;
+    bool m_startTls;
     util::Clock &m_clock;
     int m_lookupId = -1;
     util::Clock::TimerId m_timer = 0;
@@ -427,7 +550,8 @@ private:
     int m_lastError = 0;
 };
 
-SocketLink *SocketTransport::open(const QUrl &url, const QString &trust, QObject *owner) {
+SocketLink *SocketTransport::open(const QUrl &url, const QString &trust, const std::optional<ProxyServer> &proxy,
+                                  QObject *owner) {
     ++m_opened;
     const bool tls = url.scheme().compare(QLatin1String("https"), Qt::CaseInsensitive) == 0;
     QAbstractSocket *s = nullptr;
@@ -442,20 +566,32 @@ SocketLink *SocketTransport::open(const QUrl &url, const QString &trust, QObject
     } else {
         s = new QTcpSocket(owner);
     }
-    s->setProxy(QNetworkProxy::NoProxy); // the gateway talks to providers directly
+    // Qt's own proxy support (the application proxy, the system's) is not used: a proxy is ours to
+    // choose (proxyFor), and an address race connects raw descriptors that Qt's proxy engines never see.
+    s->setProxy(QNetworkProxy::NoProxy);
     // Nagle off as soon as the socket exists; set again on connect (Qt applies options to a live descriptor).
     // Connected before the link, so it runs before the request is written.
     connect(s, &QAbstractSocket::connected, s, [s] { s->setSocketOption(QAbstractSocket::LowDelayOption, 1); });
     auto *link = new SocketLink(s);
     const quint16 port = quint16(url.port(tls ? 443 : 80));
-    if (QHostAddress literal; !literal.setAddress(url.host())) {
-        new AddressRace(link, url.host(), port, tls, *this); // opens the device when it wins
+    // Through a proxy, the connection is made to the proxy; an https:// provider's TLS starts once
+    // the proxy has made the tunnel (ProxyTunnel).
+    const QString host = proxy ? proxy->host : url.host();
+    const quint16 hostPort = proxy ? proxy->port : port;
+    const bool startTls = tls && !proxy;
+    if (proxy) {
+        link->m_reachingProxy = true;
+        if (tls)
+            new ProxyTunnel(link, url.host(), port, proxy->authorization);
+    }
+    if (QHostAddress literal; !literal.setAddress(host)) {
+        new AddressRace(link, host, hostPort, startTls, *this); // opens the device when it wins
         return link;
     }
-    if (tls)
-        static_cast<QSslSocket *>(s)->connectToHostEncrypted(url.host(), port);
+    if (startTls)
+        static_cast<QSslSocket *>(s)->connectToHostEncrypted(host, hostPort);
     else
-        s->connectToHost(url.host(), port);
+        s->connectToHost(host, hostPort);
     // A pooled or streaming upstream connection holds at most a small read block between reads
     // (core/http/socket_read.h); connectToHost() has opened the device. A TLS socket reads the
     // encrypted bytes through a plain socket of its own (a child QTcpSocket), which keeps its
@@ -465,6 +601,37 @@ SocketLink *SocketTransport::open(const QUrl &url, const QString &trust, QObject
         for (QTcpSocket *plain : s->findChildren<QTcpSocket *>(Qt::FindDirectChildrenOnly))
             http::useSmallReadChunks(plain);
     return link;
+}
+
+void SocketTransport::setProxies(const ProxyTable &table) {
+    QHash<QString, std::optional<ProxyServer>> overrides;
+    for (auto it = table.begin(); it != table.end(); ++it)
+        overrides.insert(it.key(), it.value() == kNoProxy ? std::nullopt : parseProxyUrl(it.value()));
+    if (overrides == m_proxyOverrides)
+        return;
+    m_proxyOverrides = std::move(overrides);
+    m_proxyRoutes.clear();
+    // An idle connection was made through the old choice (pooled per proxy): closed rather than kept
+    // for a request that no longer goes that way.
+    closeIdle(false);
+}
+
+void SocketTransport::setProxyEnvironment(const ProxySettings &settings) {
+    m_proxyEnvironment = settings;
+    m_proxyRoutes.clear();
+    closeIdle(false);
+}
+
+std::optional<ProxyServer> SocketTransport::proxyFor(const QString &hostKey, const QUrl &url) {
+    if (!m_proxyEnvironment.any() && m_proxyOverrides.isEmpty())
+        return std::nullopt;
+    auto it = m_proxyRoutes.constFind(hostKey);
+    if (it == m_proxyRoutes.constEnd()) {
+        const auto own = m_proxyOverrides.constFind(hostKey);
+        it =
+            m_proxyRoutes.insert(hostKey, own != m_proxyOverrides.constEnd() ? *own : m_proxyEnvironment.proxyFor(url));
+    }
+    return *it;
 }
 
 void SocketTransport::giveBack(const QString &hostKey, SocketLink *link) {

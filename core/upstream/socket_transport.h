@@ -19,8 +19,15 @@
 //
 // A connection (and TLS handshake) that does not complete within
 // kConnectTimeoutMs fails the call as TransportError::Timeout.
+//
+// A forward proxy (proxy_settings.h: the environment's variables, or providers.NAME.proxy): the
+// connection is made to the proxy; an https:// provider is reached through a CONNECT tunnel, with TLS
+// verified against the provider's name over it, and an http:// one by requests in absolute form
+// (`POST http://host:port/path`). Connections are pooled per proxy too. A failure before the proxy
+// has let the connection through (no connection to it, a refused CONNECT) is named as the proxy's.
 
 #include "core/upstream/http1_response_parser.h"
+#include "core/upstream/proxy_settings.h"
 #include "core/upstream/transport.h"
 #include "core/util/clock.h"
 
@@ -37,6 +44,7 @@ namespace sw::upstream {
 class SocketUpstreamCall;
 class SocketTransport;
 class AddressRace;
+class ProxyTunnel;
 
 // One upstream connection for its whole life, a child of its socket. The socket's signals are
 // connected to it once, when the connection is opened, and it hands them to whoever holds the
@@ -56,6 +64,8 @@ public:
     // A connection to a host name being made by racing its addresses (AddressRace, in the .cpp):
     // the socket is not open yet, and not failed.
     bool racing() const { return !m_race.isNull(); }
+    // The connection is still being made to a proxy, or its tunnel asked for: a failure now is the proxy's.
+    bool reachingProxy() const { return m_reachingProxy; }
     qint64 reuseWithinMs() const { return m_reuseWithinMs; }
 
 protected:
@@ -70,18 +80,22 @@ private:
     void onError(QAbstractSocket::SocketError error);
     void onDisconnected();
     void watchReadNotifier();
-    void raceLost(TransportError error, const QString &message); // every address failed
+    void raceLost(TransportError error, const QString &message); // every address failed, or the tunnel
+    ProxyTunnel *tunnel() const;
 
     QAbstractSocket *m_socket;
     SocketUpstreamCall *m_call = nullptr;
     SocketTransport *m_idleIn = nullptr;
     QPointer<QObject> m_readNotifier; // Qt's, of a plain connection, once found
     QPointer<QObject> m_race;         // while the host name's addresses race
+    QPointer<QObject> m_tunnel;       // ProxyTunnel, while a proxy is asked for a tunnel (CONNECT)
+    bool m_reachingProxy = false;
     qint64 m_reuseWithinMs;
     // When it went idle. The clock counts the time the machine slept: a NAT forgets the flow then too.
     qint64 m_idleSinceMs = 0;
     friend class SocketTransport;
     friend class AddressRace;
+    friend class ProxyTunnel;
 };
 
 class SocketTransport final : public QObject, public Transport {
@@ -93,6 +107,11 @@ public:
 
     UpstreamCall *start(const HttpRequest &request, QObject *parent) override;
     void setExtraCaCertificates(const CaTable &table) override;
+    void setProxies(const ProxyTable &table) override;
+    // What the environment says, read once when the transport is made; a test's own in its place.
+    void setProxyEnvironment(const ProxySettings &settings);
+    // The proxy a request to `url` (whose host key is `hostKey`) goes through; nullopt: direct.
+    std::optional<ProxyServer> proxyFor(const QString &hostKey, const QUrl &url);
 
     int idleConnections() const;
     int connectionsOpened() const { return m_opened; }
@@ -138,9 +157,11 @@ private:
     friend class SocketUpstreamCall;
     friend class SocketLink;
     friend class AddressRace;
+    friend class ProxyTunnel;
     // A connected idle connection for the host, its socket reparented to `owner`; nullptr if none.
     SocketLink *takeIdle(const QString &hostKey, QObject *owner);
-    SocketLink *open(const QUrl &url, const QString &trust, QObject *owner);
+    SocketLink *open(const QUrl &url, const QString &trust, const std::optional<ProxyServer> &proxy, QObject *owner);
+    void closeIdle(bool httpsOnly);
     void giveBack(const QString &hostKey, SocketLink *link);
     void dropIdle(SocketLink *link);
     bool idleTooLong(const SocketLink *link) const;
@@ -155,6 +176,9 @@ private:
     int m_draining = 0;
     CaTable m_extraCa;
     Resolver m_resolver;
+    ProxySettings m_proxyEnvironment;
+    QHash<QString, std::optional<ProxyServer>> m_proxyOverrides; // providers.NAME.proxy by host key
+    QHash<QString, std::optional<ProxyServer>> m_proxyRoutes;    // proxyFor's answers, by host key
 };
 
 } // namespace sw::upstream

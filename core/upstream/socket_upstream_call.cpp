@@ -19,6 +19,15 @@ SocketUpstreamCall::SocketUpstreamCall(SocketTransport *transport, const HttpReq
     : UpstreamCall(parent), m_transport(transport), m_request(request), m_urlParts(urlParts(request.url)),
       m_poolKey(request.trust.isEmpty() ? m_urlParts.hostKey : m_urlParts.hostKey + QLatin1Char('\n') + request.trust),
       m_parser(request.method == "HEAD") {
+    if (transport) {
+        m_proxy = transport->proxyFor(m_urlParts.hostKey, request.url);
+        // A connection through a proxy is no connection straight to the host, nor through another
+        // proxy (or the same one as another user).
+        if (m_proxy)
+            m_poolKey +=
+                QLatin1Char('\n') + m_proxy->name() + QLatin1Char('\n') + QString::fromLatin1(m_proxy->authorization);
+        m_absoluteForm = m_proxy && !m_urlParts.hostKey.startsWith(QLatin1String("https:"));
+    }
     begin(true);
 }
 
@@ -36,7 +45,7 @@ void SocketUpstreamCall::begin(bool allowReuse) {
     SocketLink *link = allowReuse ? m_transport->takeIdle(m_poolKey, this) : nullptr;
     m_reused = link != nullptr;
     if (!link) {
-        link = m_transport->open(m_request.url, m_request.trust, this);
+        link = m_transport->open(m_request.url, m_request.trust, m_proxy, this);
         const int limit = m_transport->connectTimeoutMs();
         m_connectTimer = m_clock->schedule(limit, [this, limit] {
             m_connectTimer = 0;
@@ -45,10 +54,12 @@ void SocketUpstreamCall::begin(bool allowReuse) {
             // Connected, yet not encrypted: the server took the connection and never finished the
             // handshake (the place to look is its TLS, not the network).
             const auto *tls = qobject_cast<QSslSocket *>(m_socket);
-            const bool handshaking = tls && tls->state() == QAbstractSocket::ConnectedState && !tls->isEncrypted();
+            const bool handshaking = tls && tls->state() == QAbstractSocket::ConnectedState && !tls->isEncrypted() &&
+                                     !m_link->reachingProxy();
             complete({TransportError::Timeout,
-                      (handshaking ? QStringLiteral("TLS handshake with %1 not completed within %2 ms")
-                                   : QStringLiteral("no connection to %1 within %2 ms"))
+                      (handshaking               ? QStringLiteral("TLS handshake with %1 not completed within %2 ms")
+                       : m_link->reachingProxy() ? QStringLiteral("no connection to %1 through it within %2 ms")
+                                                 : QStringLiteral("no connection to %1 within %2 ms"))
                           .arg(m_urlParts.hostKey)
                           .arg(limit)},
                      false);
@@ -127,11 +138,16 @@ void SocketUpstreamCall::sendRequest() {
     // Sized once for the whole head (and an inline body): appends below never reallocate.
     qsizetype size = m_request.method.size() + m_urlParts.target.size() + m_urlParts.hostField.size() + 96 +
                      (bodyInline ? m_request.body.size() : 0);
+    if (m_absoluteForm)
+        size += m_urlParts.hostField.size() + m_proxy->authorization.size() + 32;
     for (const auto &h : m_request.headers)
         size += h.first.size() + h.second.size() + 4;
     QByteArray head;
     head.reserve(size + 128);
-    head.append(m_request.method).append(' ').append(m_urlParts.target).append(" HTTP/1.1\r\n");
+    head.append(m_request.method).append(' ');
+    if (m_absoluteForm) // RFC 9112 3.2.2: a request to a proxy names the whole URL
+        head.append("http://").append(m_urlParts.hostField);
+    head.append(m_urlParts.target).append(" HTTP/1.1\r\n");
     bool hasHost = false;
     for (const auto &h : m_request.headers) {
         // Framing and content coding are ours to decide.
@@ -143,6 +159,8 @@ void SocketUpstreamCall::sendRequest() {
     }
     if (!hasHost)
         head.append("Host: ").append(m_urlParts.hostField).append("\r\n");
+    if (m_absoluteForm && !m_proxy->authorization.isEmpty())
+        head.append("Proxy-Authorization: ").append(m_proxy->authorization).append("\r\n");
     // No header would mean any coding is acceptable (RFC 9110 12.5.3); the parser decodes none.
     head.append("Accept-Encoding: identity\r\n");
     if (!m_request.body.isEmpty() || (m_request.method != "GET" && m_request.method != "HEAD"))
@@ -333,6 +351,14 @@ void SocketUpstreamCall::consume(QByteArrayView bytes) {
         begin(false);
         return;
     }
+    if (out.headComplete && !m_started && m_absoluteForm && m_parser.status() == 407) {
+        // The proxy's refusal, not the provider's answer: a transport failure named as the proxy's.
+        complete({TransportError::Refused, QStringLiteral("%1 refused the request to %2 with 407%3")
+                                               .arg(m_proxy->name(), m_urlParts.hostKey,
+                                                    proxyRefusalHint(407, !m_proxy->authorization.isEmpty()))},
+                 false);
+        return;
+    }
     if (out.headComplete && !m_started) {
         m_started = true;
         Q_EMIT responseStarted(m_parser.status(), m_parser.headers());
@@ -464,8 +490,14 @@ void SocketUpstreamCall::complete(const TransportResult &result, bool reusable) 
     if (m_done)
         return;
     m_done = true;
+    TransportResult said = result;
+    // No connection to the proxy, or no tunnel through it: the proxy's failure, named so that the
+    // user looks there and not at the provider.
+    if (m_link && m_link->reachingProxy() && result.error != TransportError::None &&
+        result.error != TransportError::Local)
+        said.message = m_proxy->name() + QStringLiteral(": ") + result.message;
     releaseSocket(reusable && result.error == TransportError::None);
-    Q_EMIT finished(result);
+    Q_EMIT finished(said);
 }
 
 void SocketUpstreamCall::releaseSocket(bool reusable) {

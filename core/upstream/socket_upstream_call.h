@@ -2,6 +2,7 @@
 // One HTTP/1.1 exchange made by SocketTransport.
 
 #include "core/upstream/http1_response_parser.h"
+#include "core/upstream/proxy_settings.h"
 #include "core/upstream/transport.h"
 #include "core/util/clock.h"
 
@@ -95,7 +96,9 @@ private:
     QPointer<SocketTransport> m_transport;
     HttpRequest m_request;
     UrlParts m_urlParts; // the request URL's target, Host value and host key
-    QString m_poolKey;   // the host key, and the trust that verifies it when a provider has its own CA
+    QString m_poolKey;   // the host key, the trust that verifies it when a provider has its own CA, and the proxy
+    std::optional<ProxyServer> m_proxy; // the forward proxy the request goes through (SocketTransport::proxyFor)
+    bool m_absoluteForm = false;        // an http:// request to a proxy: `POST http://host:port/path`
 
     QAbstractSocket *m_socket = nullptr;
     SocketLink *m_link = nullptr; // m_socket's link, held by this call

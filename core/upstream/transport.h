@@ -52,6 +52,11 @@ public:
     // failover.connectTimeoutMs: a connection (TLS handshake included) not made in this long fails the
     // call as TransportError::Timeout. Calls already connecting keep the bound they started with.
     virtual void setConnectTimeoutMs(int ms) { Q_UNUSED(ms); }
+    // providers.NAME.proxy, per host key (hostKeyOf the provider's base URL): a proxy URL, or "none"
+    // for a direct connection; a host not in the table goes as the environment's proxy variables say
+    // (proxy_settings.h). Replaces the whole table; idle connections made under the old one are closed.
+    using ProxyTable = QHash<QString, QString>;
+    virtual void setProxies(const ProxyTable &table) { Q_UNUSED(table); }
 };
 
 } // namespace sw::upstream
