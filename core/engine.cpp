@@ -50,13 +50,19 @@ model::GatewayError shutdownError() {
     return error;
 }
 
-// providers.NAME.caFile → the transport's trust table (the loader has checked each file); failover.connectTimeoutMs.
+// providers.NAME.caFile → the transport's trust table (the loader has checked each file);
+// providers.NAME.proxy → its proxy table, by the base URL's host key; failover.connectTimeoutMs.
 void applyCaFiles(upstream::Transport *transport, const config::Config &cfg) {
     upstream::Transport::CaTable table;
-    for (const auto &p : cfg.providers)
+    upstream::Transport::ProxyTable proxies;
+    for (const auto &p : cfg.providers) {
         if (!p.caFile.isEmpty())
             table[p.caFile] = QSslCertificate::fromPath(p.caFile, QSsl::Pem);
+        if (!p.proxy.isEmpty() && !p.demo)
+            proxies[upstream::hostKeyOf(QUrl(p.baseUrl))] = p.proxy;
+    }
     transport->setExtraCaCertificates(table);
+    transport->setProxies(proxies);
     transport->setConnectTimeoutMs(cfg.failover.connectTimeoutMs);
 }
 } // namespace

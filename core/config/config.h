@@ -22,6 +22,10 @@ struct ProviderConfig {
     // Absolute path of a PEM bundle trusted for this provider's https:// in addition
     // to the system store (a corporate TLS proxy's CA, a self-hosted server's own CA).
     QString caFile;
+    // The forward proxy this provider is reached through: an http://HOST:PORT URL, or "none" to go
+    // direct; empty, the environment's HTTPS_PROXY / HTTP_PROXY / ALL_PROXY / NO_PROXY decide
+    // (core/upstream/proxy_settings.h).
+    QString proxy;
 
     bool operator==(const ProviderConfig &) const = default;
 };

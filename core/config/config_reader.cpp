@@ -3,6 +3,8 @@
 #include "core/config/config_writer.h"
 #include "core/config/listen_address.h"
 #include "core/redis/redis_endpoint.h"
+#include "core/upstream/http_types.h"
+#include "core/upstream/proxy_settings.h"
 #include "core/util/glob_pattern.h"
 #include "core/wire/api.h"
 
@@ -89,11 +91,13 @@ private:
 
     void readListen(JsonObjectReader &root, Config &config);
     void checkAliasesApart(const Config &config); // one alias, one route
+    void checkProxiesAgree(const Config &config); // one proxy setting per provider host
     void readProviders(JsonObjectReader &root, Config &config);
     void read(JsonObjectReader &o, ProviderConfig &provider);
     void readBaseUrl(JsonObjectReader &o, ProviderConfig &provider);
     void readCredential(const QString &path, const QString &value);
     void readCaFile(const QString &path, const QString &file);
+    void readProxy(const QString &path, const QString &proxy);
     void readModels(JsonObjectReader &root, Config &config);
     void read(JsonObjectReader &o, ModelConfig &model);
     void readRoutes(JsonObjectReader &root, Config &config);
@@ -131,6 +135,7 @@ void ConfigReader::read(const QJsonObject &document, Config &config) {
     readListen(*root, config); // after tenants: a non-loopback listener needs them
     checkSelfReferences(config);
     checkAliasesApart(config);
+    checkProxiesAgree(config);
 }
 
 void ConfigReader::checkAliasesApart(const Config &config) {
@@ -215,7 +220,8 @@ void ConfigReader::readProviders(JsonObjectReader &root, Config &config) {
 void ConfigReader::read(JsonObjectReader &o, ProviderConfig &provider) {
     o.allowOnly({QStringLiteral("api"), QStringLiteral("baseUrl"), QStringLiteral("credentials"),
                  QStringLiteral("region"), QStringLiteral("maxRetries"), QStringLiteral("retriesBeforeFailover"),
-                 QStringLiteral("exhaustedResetMs"), QStringLiteral("demo"), QStringLiteral("caFile")});
+                 QStringLiteral("exhaustedResetMs"), QStringLiteral("demo"), QStringLiteral("caFile"),
+                 QStringLiteral("proxy")});
     const QString api = QStringLiteral("api");
     if (o.require(api) && o.text(api, provider.api) && !wire::upstreamApiNames().contains(provider.api))
         o.error(api, QStringLiteral("unknown api %1 (expected one of: %2)")
@@ -236,6 +242,46 @@ void ConfigReader::read(JsonObjectReader &o, ProviderConfig &provider) {
               QStringLiteral("must be at least 1000 (one second)"));
     if (o.text(QStringLiteral("caFile"), provider.caFile))
         readCaFile(o.pathOf(QStringLiteral("caFile")), provider.caFile);
+    if (o.text(QStringLiteral("proxy"), provider.proxy))
+        readProxy(o.pathOf(QStringLiteral("proxy")), provider.proxy);
+}
+
+void ConfigReader::readProxy(const QString &path, const QString &proxy) {
+    if (proxy == upstream::kNoProxy)
+        return;
+    QString why;
+    if (!upstream::parseProxyUrl(proxy, &why))
+        m_reader.error(path, QStringLiteral("%1 (or \"none\" to go direct)").arg(why));
+    else if (!QUrl(proxy.contains(QLatin1String("://")) ? proxy : QStringLiteral("http://") + proxy)
+                  .userInfo()
+                  .isEmpty())
+        // Not echoed. An authenticating proxy's URL, password included, is read from HTTPS_PROXY /
+        // HTTP_PROXY, where the user's other tools read it too.
+        m_reader.error(path, QStringLiteral("must not contain a user name or password: give a proxy that wants them "
+                                            "in HTTPS_PROXY / HTTP_PROXY (http://USER:PASSWORD@HOST:PORT) instead; ") +
+                                 kSecretsAdvice);
+}
+
+void ConfigReader::checkProxiesAgree(const Config &config) {
+    // Connections are pooled, and their proxy chosen, by scheme://host:port: two providers at one
+    // host would otherwise share whichever way the first took.
+    QHash<QString, const ProviderConfig *> byHost;
+    for (const ProviderConfig &p : config.providers) {
+        const QUrl url(p.baseUrl, QUrl::StrictMode);
+        if (p.demo || !url.isValid() || url.host().isEmpty())
+            continue;
+        const QString host = upstream::hostKeyOf(url);
+        const ProviderConfig *other = byHost.value(host);
+        if (!other) {
+            byHost.insert(host, &p);
+            continue;
+        }
+        if (other->proxy != p.proxy)
+            m_reader.error(keyPath(keyPath(QStringLiteral("providers"), p.id), QStringLiteral("proxy")),
+                           QStringLiteral("provider %1 at the same host (%2) has another proxy setting: give both "
+                                          "the same proxy, or none")
+                               .arg(quoted(other->id), host));
+    }
 }
 
 void ConfigReader::readBaseUrl(JsonObjectReader &o, ProviderConfig &provider) {

@@ -57,6 +57,7 @@ QJsonObject providerJson(const ProviderConfig &p) {
     putChanged(o, QStringLiteral("exhaustedResetMs"), p.exhaustedResetMs, d.exhaustedResetMs);
     putChanged(o, QStringLiteral("demo"), p.demo, d.demo);
     putChanged(o, QStringLiteral("caFile"), p.caFile, d.caFile);
+    putChanged(o, QStringLiteral("proxy"), p.proxy, d.proxy);
     return o;
 }
 

@@ -240,6 +240,15 @@ void TestConfigLoader::validationRules_data() {
         "providers.openai.baseUrl", "must not contain a query");
     row("baseUrl with a fragment", R"([[["providers", "openai", "baseUrl"], "https://api.openai.com/v1#top"]])",
         "providers.openai.baseUrl", "or fragment");
+    row("proxy not http", R"([[["providers", "openai", "proxy"], "socks5://proxy.corp:1080"]])",
+        "providers.openai.proxy", "only an http:// proxy is supported");
+    row("proxy with password", R"([[["providers", "openai", "proxy"], "http://u:p@proxy.corp:3128"]])",
+        "providers.openai.proxy", "secrets don't go in the config");
+    row("proxy not a string", R"([[["providers", "openai", "proxy"], 3128]])", "providers.openai.proxy",
+        "expected a string");
+    // anthropic and claude-login share https://api.anthropic.com, and so its connections.
+    row("proxies disagree at one host", R"([[["providers", "anthropic", "proxy"], "none"]])",
+        "providers.claude-login.proxy", "has another proxy setting");
     row("baseUrl with port 0", R"([[["providers", "openai", "baseUrl"], "http://127.0.0.1:0/v1"]])",
         "providers.openai.baseUrl", "port 0 names no server");
     row("baseUrl with a .. segment", R"([[["providers", "openai", "baseUrl"], "http://127.0.0.1:8080/v1/../admin"]])",
@@ -649,6 +658,7 @@ void TestConfigLoader::roundTripSaveLoad() {
     config.providers[QStringLiteral("openai")].maxRetries = 5;
     config.providers[QStringLiteral("openai")].exhaustedResetMs = 90000;
     config.providers[QStringLiteral("zai")].demo = true;
+    config.providers[QStringLiteral("openai")].proxy = QStringLiteral("http://proxy.corp:3128");
     config.models[QStringLiteral("zai/glm-4.6")].reasoning = false; // said, unlike an absent (unknown) one
     config.models[QStringLiteral("zai/glm-4.6")].maxTokens = 8192;
     config.models[QStringLiteral("anthropic/claude-sonnet-4-5")].costCacheRead = 0.3;
