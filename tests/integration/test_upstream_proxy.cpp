@@ -8,6 +8,7 @@
 #include "core/demo/fake_upstream.h"
 #include "core/upstream/proxy_settings.h"
 #include "core/upstream/socket_transport.h"
+#include "gateway_fixture.h"
 #include "tls_front.h"
 
 #include <QHash>
@@ -119,6 +120,7 @@ private Q_SLOTS:
     void noProxyAndAProvidersOwnSettingGoDirect();
     void aProxyNamedForALoopbackProviderIsUsed();
     void aRefusingProxyIsTheProxysFailure();
+    void aProvidersProxyKeyReachesTheGatewaysTransport();
 };
 
 void TestUpstreamProxy::anHttpProviderIsAskedThroughTheProxyInAbsoluteForm() {
@@ -247,6 +249,23 @@ void TestUpstreamProxy::aRefusingProxyIsTheProxysFailure() {
     QVERIFY(nobody.waitFinished(10000));
     QCOMPARE(nobody.error(), upstream::TransportError::Refused);
     QVERIFY2(nobody.result->message.startsWith(name + QStringLiteral(": ")), qPrintable(nobody.result->message));
+}
+
+void TestUpstreamProxy::aProvidersProxyKeyReachesTheGatewaysTransport() {
+    // providers.NAME.proxy, end to end: the engine hands it to its transport at start.
+    FakeProxy proxy;
+    QVERIFY(proxy.listen());
+    GatewayFixture gw;
+    gw.config.providers[QStringLiteral("pa")].proxy = QString::fromLatin1(proxy.url());
+    gw.start();
+    const HttpResult r =
+        gw.post(QStringLiteral("/v1/messages"),
+                GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("hi"), false));
+    QCOMPARE(r.status, 200);
+    QCOMPARE(proxy.lines.size(), 1);
+    QVERIFY2(proxy.lines.front().startsWith(QStringLiteral("POST http://127.0.0.1:%1/").arg(gw.anthropicA.port())),
+             qPrintable(proxy.lines.front()));
+    QCOMPARE(gw.anthropicA.requests().size(), 1);
 }
 
 QTEST_GUILESS_MAIN(TestUpstreamProxy)
