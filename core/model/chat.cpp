@@ -2,6 +2,9 @@
 
 #include <QJsonArray>
 
+#include <cstdlib>
+#include <iterator>
+
 namespace sw::model {
 
 QString stopReasonName(StopReason r) {
@@ -82,7 +85,8 @@ int thinkingBudgetForEffort(const QString &effort) {
 QString effortForThinkingBudget(int budget) {
     // Not "minimal", even for Anthropic's smallest budget (1024): gpt-5.1 and later take none, low,
     // medium and high, o3 and o4-mini low to high, and each refuses minimal with a 400 that would end
-    // the request. low is taken by every OpenAI model that takes an effort at all.
+    // the request; a model the gateway does not know gets the word as it is (openAIEffortFor). low is
+    // taken by nearly every OpenAI model that takes an effort at all.
     if (budget <= 4096)
         return QStringLiteral("low");
     if (budget <= 16384)
@@ -90,12 +94,77 @@ QString effortForThinkingBudget(int budget) {
     return QStringLiteral("high");
 }
 
-QString openAIEffort(const Options &options) {
-    if (options.reasoning == QLatin1String("xhigh") || options.reasoning == QLatin1String("max"))
-        return QStringLiteral("high");
+namespace {
+// OpenAI's effort words, least thinking first; Anthropic's max is above them all.
+constexpr const char *kEffortLadder[] = {"none", "minimal", "low", "medium", "high", "xhigh", "max"};
+// Bit i stands for kEffortLadder[i].
+enum EffortBit : unsigned { None = 1, Minimal = 2, Low = 4, Medium = 8, High = 16, XHigh = 32 };
+
+int effortRank(const QString &effort) {
+    for (int i = 0; i < int(std::size(kEffortLadder)); ++i)
+        if (effort == QLatin1String(kEffortLadder[i]))
+            return i;
+    return -1;
+}
+
+// The efforts one OpenAI model takes (a set of EffortBit), read from its id after any provider
+// prefix ("openai/gpt-5.1"); 0 for an id the gateway does not know (a later generation, another
+// server's model, an Azure deployment's own name), which gets the client's word as it is. Each of
+// these models refuses the other words with a 400 ("Unsupported value: 'xhigh' is not supported
+// with the 'gpt-5.1' model"), a request error that ends a failover chain.
+unsigned effortsTaken(const QString &modelId) {
+    const QString id = modelId.mid(modelId.lastIndexOf(QLatin1Char('/')) + 1).toLower();
+    // The o-series reasoning models (o1, o3, o3-mini, o4-mini, o3-pro): low to high.
+    if (id.size() >= 2 && id.at(0) == QLatin1Char('o') && id.at(1).isDigit() &&
+        (id.size() == 2 || id.at(2) == QLatin1Char('-')))
+        return Low | Medium | High;
+    QString version;
+    if (id == QLatin1String("gpt-5") || id.startsWith(QLatin1String("gpt-5-")))
+        version = QStringLiteral("5");
+    else if (id.startsWith(QLatin1String("gpt-5.1")) || id.startsWith(QLatin1String("gpt-5.2")))
+        version = id.mid(4, 3);
+    if (version.isEmpty() || (id.size() > 4 + version.size() && id.at(4 + version.size()) != QLatin1Char('-')))
+        return 0;
+    const auto named = [&id](const char *word) {
+        return id.contains(QLatin1Char('-') + QLatin1String(word) + QLatin1Char('-')) ||
+               id.endsWith(QLatin1Char('-') + QLatin1String(word));
+    };
+    if (named("chat")) // the chat models do not reason as the others do: not known here
+        return 0;
+    // The codex models always reason (no none, no minimal); Codex's own model list gives codex-mini
+    // medium and high, and codex-max and gpt-5.2-codex xhigh too.
+    if (named("codex")) {
+        if (version == QLatin1String("5.1") && named("mini"))
+            return Medium | High;
+        return Low | Medium | High | (named("max") || version == QLatin1String("5.2") ? unsigned(XHigh) : 0u);
+    }
+    if (version == QLatin1String("5"))
+        return named("pro") ? High : Minimal | Low | Medium | High; // gpt-5-pro thinks at high only
+    if (version == QLatin1String("5.1"))
+        return named("pro") ? 0 : None | Low | Medium | High;
+    return named("pro") ? Medium | High | XHigh : None | Low | Medium | High | XHigh;
+}
+} // namespace
+
+QString openAIEffortFor(const QString &effort, const QString &modelId) {
+    const int asked = effortRank(effort);
+    const unsigned taken = asked < 0 ? 0 : effortsTaken(modelId);
+    if (!taken)
+        return effort;
+    // The nearest word the model takes; between two as near, the one that thinks more (minimal to
+    // a model that has none and low: low, as minimal still thinks).
+    int best = -1;
+    for (int i = 0; i < int(std::size(kEffortLadder)); ++i)
+        if ((taken & (1u << i)) && (best < 0 || std::abs(i - asked) <= std::abs(best - asked)))
+            best = i;
+    return QLatin1String(kEffortLadder[best]);
+}
+
+QString openAIEffort(const Options &options, const QString &modelId) {
     if (!options.reasoning.isEmpty())
-        return options.reasoning;
-    return options.thinkingBudget ? effortForThinkingBudget(*options.thinkingBudget) : QString();
+        return openAIEffortFor(options.reasoning, modelId);
+    return options.thinkingBudget ? openAIEffortFor(effortForThinkingBudget(*options.thinkingBudget), modelId)
+                                  : QString();
 }
 
 } // namespace sw::model

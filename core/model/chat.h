@@ -275,9 +275,14 @@ inline const QString &signatureOwner(const Message &m, const ContentBlock &b) {
 // used wherever one API speaks effort and the other budget (translation_rules.md).
 int thinkingBudgetForEffort(const QString &effort); // 0 for "" or an unknown name
 QString effortForThinkingBudget(int budget);        // never "minimal": low, medium or high
-// The reasoning effort an OpenAI API (Chat, Responses) gets for a converted request: the client's
-// effort, with xhigh and Anthropic's max as high (the highest every OpenAI reasoning model takes),
-// or one for the client's thinking budget; "" when no reasoning was asked.
-QString openAIEffort(const Options &options);
+// The effort an OpenAI model gets for the client's `effort`: the nearest word it takes (xhigh as
+// high for gpt-5.1, minimal as low, none as minimal for gpt-5 and as low for o3), read from its id
+// after any provider prefix; the client's word as it is for an effort word the gateway does not
+// know or a model id it does not (a later generation, another server's model), whose server decides.
+QString openAIEffortFor(const QString &effort, const QString &modelId);
+// The reasoning effort OpenAI model `modelId` (Chat, Responses) gets for a converted request: the
+// client's effort, or one for its thinking budget, as that model takes it (openAIEffortFor); ""
+// when no reasoning was asked.
+QString openAIEffort(const Options &options, const QString &modelId);
 
 } // namespace sw::model

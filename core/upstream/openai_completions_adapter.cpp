@@ -1,6 +1,7 @@
 #include "core/upstream/openai_completions_adapter.h"
 
 #include "core/upstream/openai_completions_stream_decoder.h"
+#include "core/upstream/openai_responses_adapter.h"
 #include "core/upstream/openai_schema.h"
 #include "core/upstream/tool_names.h"
 #include "core/wire/client_body.h"
@@ -610,6 +611,8 @@ QStringList OpenAICompletionsAdapter::droppedFor(const model::ChatRequest &reque
             boundsToolDescriptions(target))
             out << (request.sourceApi == wire::Api::Pi ? QStringLiteral("context.tools[].description")
                                                        : QStringLiteral("tools[].description"));
+        if (const QString effort = OpenAIResponsesAdapter::effortChanged(request, target, kApi); !effort.isEmpty())
+            out << effort;
         return out;
     }
     const rj::Value *body = wire::clientBody(request);
@@ -632,6 +635,8 @@ QStringList OpenAICompletionsAdapter::droppedFor(const model::ChatRequest &reque
         if (std::any_of(messages.begin(), messages.end(), named))
             out << QStringLiteral("messages[].name");
     }
+    if (const QString effort = OpenAIResponsesAdapter::effortChanged(request, target, kApi); !effort.isEmpty())
+        out << effort;
     return out;
 }
 
@@ -767,7 +772,7 @@ QJsonObject OpenAICompletionsAdapter::buildBody(const model::ChatRequest &reques
     // The rest the gateway cuts at itself (stopSequencesSent).
     if (const qsizetype stops = stopsCarried(opt, useMaxCompletionTokens, reasonsAlways); stops > 0)
         body.insert(L("stop"), QJsonArray::fromStringList(opt.stop.mid(0, stops)));
-    if (const QString effort = model::openAIEffort(opt); !effort.isEmpty())
+    if (const QString effort = model::openAIEffort(opt, modelId); !effort.isEmpty())
         body.insert(L("reasoning_effort"), effort);
     if (!ctx.tools.isEmpty()) {
         QJsonArray tools;
@@ -982,6 +987,12 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
         // before): cut for a candidate that has the limit, as on a conversion (boundsToolDescriptions).
         const bool boundsDescriptions =
             holdsLongToolDescription(wire::clientBody(request)) && boundsToolDescriptions(target);
+        // The client's effort as this model takes it (gpt-5.2's xhigh to gpt-5.1 after a failover:
+        // high), named in the answer (droppedFor).
+        const QString clientEffort = rj::toString(rj::member(wire::clientBody(request), "reasoning_effort"));
+        const QString effort = model::openAIEffortFor(clientEffort, target.modelId);
+        const bool refitsEffort = effort != clientEffort;
+        const QByteArray effortText = refitsEffort ? wire::jsonString(effort) : QByteArray();
         std::optional<QByteArray> spliced;
         const bool splices = !reworksTurns && !repeatsIds && !aliasesIds && !bridgesToolTurns && !renamesMaxTokens &&
                              !renamesMaxCompletionTokens && !boundsDescriptions;
@@ -1002,6 +1013,8 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
                     edits.append({key, capText});
             if (cap && edits.size() == 3 && !request.options.maxTokens)
                 edits.append({capName, capText}); // none asked, and the server's own default refused
+            if (refitsEffort)
+                edits.append({"reasoning_effort", effortText});
             // What the server refuses goes out of the bytes too (pi-ai's `store:false` on every request
             // to a server not OpenAI's): the rest stays as the client wrote it.
             for (const char *key : refused)
@@ -1033,6 +1046,8 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
             }
             for (const char *key : refused)
                 body.remove(QLatin1String(key));
+            if (refitsEffort)
+                body.insert(L("reasoning_effort"), effort);
             if (reworksTurns || renamesDevelopers) {
                 const QJsonArray sent = body.value(L("messages")).toArray();
                 QJsonArray kept;

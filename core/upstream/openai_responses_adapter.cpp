@@ -272,7 +272,7 @@ QJsonObject OpenAIResponsesAdapter::buildBody(const model::ChatRequest &request,
         body.insert(L("instructions"), ctx.systemPrompt);
     if (opt.maxTokens) // the API's minimum is 16: a smaller value is refused, not honoured
         body.insert(L("max_output_tokens"), std::max(*opt.maxTokens, kMinOutputTokens));
-    const QString effort = model::openAIEffort(opt);
+    const QString effort = model::openAIEffort(opt, modelId);
     if (!effort.isEmpty() && effort != L("none")) {
         body.insert(L("reasoning"), QJsonObject{{L("effort"), effort}, {L("summary"), L("auto")}});
         // store:false: the reasoning must travel back encrypted for the next turn.
@@ -438,15 +438,35 @@ HttpRequest OpenAIResponsesAdapter::buildRequest(const model::ChatRequest &reque
         // A server that refused a reasoning summary (Target::reasoningSummary) gets the client's
         // reasoning settings without one (droppedFor names it).
         const bool withoutSummary = !target.reasoningSummary && clientAsksForSummary(request);
+        // The client's effort as this model takes it (a body written for gpt-5.2's xhigh reaching
+        // gpt-5.1 after a failover): named in the answer (droppedFor).
+        const QString clientEffort =
+            rj::toString(rj::member(rj::member(wire::clientBody(request), "reasoning"), "effort"));
+        const QString effort = model::openAIEffortFor(clientEffort, target.modelId);
         // Nothing to change (the usual case): the client's bytes as they are, with model and stream
-        // set, and max_output_tokens lowered when the model takes fewer (Target::maxOutputTokens).
+        // set, max_output_tokens lowered when the model takes fewer (Target::maxOutputTokens), and
+        // only the effort changed in the client's reasoning object.
         const std::optional<int> cap = loweredOutputCap(request, target);
         std::optional<QByteArray> spliced;
         if (!rewrites && !repeatsIds && refused.isEmpty() && !withoutSummary) {
             const QByteArray model = wire::jsonString(target.modelId);
             const QByteArray capText = cap ? QByteArray::number(*cap) : QByteArray();
-            const wire::JsonMemberEdit edits[] = {{"model", model}, {"stream", "true"}, {"max_output_tokens", capText}};
-            spliced = wire::spliceTopLevel(request.rawBody, std::span(edits, cap ? 3 : 2));
+            QVarLengthArray<wire::JsonMemberEdit, 4> edits{{"model", model}, {"stream", "true"}};
+            if (cap)
+                edits.append({"max_output_tokens", capText});
+            // The client's reasoning object with its effort replaced, in its own bytes too.
+            std::optional<QByteArray> reasoning;
+            if (effort != clientEffort) {
+                const auto members = wire::JsonObjectSpans::scan(request.rawBody);
+                const wire::JsonMemberSpan *sent = members ? members->find("reasoning") : nullptr;
+                const QByteArray effortText = wire::jsonString(effort);
+                if (sent)
+                    reasoning = wire::spliceTopLevel(members->value(*sent), {{"effort", effortText}});
+                if (reasoning)
+                    edits.append({"reasoning", *reasoning});
+            }
+            if (effort == clientEffort || reasoning)
+                spliced = wire::spliceTopLevel(request.rawBody, std::span(edits.data(), edits.size()));
         }
         if (spliced) {
             http.body = std::move(*spliced);
@@ -458,9 +478,12 @@ HttpRequest OpenAIResponsesAdapter::buildRequest(const model::ChatRequest &reque
                 body.insert(L("max_output_tokens"), *cap);
             for (const QLatin1String key : std::as_const(refused))
                 body.remove(key);
-            if (withoutSummary) {
+            if (withoutSummary || effort != clientEffort) {
                 QJsonObject reasoning = body.value(L("reasoning")).toObject();
-                reasoning.remove(L("summary"));
+                if (withoutSummary)
+                    reasoning.remove(L("summary"));
+                if (effort != clientEffort)
+                    reasoning.insert(L("effort"), effort);
                 body.insert(L("reasoning"), reasoning);
             }
             if (rewrites) {
@@ -536,25 +559,60 @@ HttpRequest OpenAIResponsesAdapter::buildRequest(const model::ChatRequest &reque
 }
 
 QStringList OpenAIResponsesAdapter::droppedFor(const model::ChatRequest &request, const Target &target) const {
-    // Converted with reasoning on (buildBody): OpenAI's reasoning models take only the default sampling.
-    if (request.sourceApi != kApi && target.modelReasons) {
-        const QString effort = model::openAIEffort(request.options);
-        if (!effort.isEmpty() && effort != QLatin1String("none"))
-            return OpenAICompletionsAdapter::samplingMembers(request);
+    QStringList out;
+    const bool reasonsAlways = OpenAICompletionsAdapter::alwaysReasons(target);
+    if (request.sourceApi != kApi) {
+        // Converted with reasoning on (buildBody), or to a model that always reasons: OpenAI's
+        // reasoning models take only the default sampling.
+        const QString effort = target.modelReasons ? model::openAIEffort(request.options, target.modelId) : QString();
+        if (reasonsAlways || (!effort.isEmpty() && effort != QLatin1String("none")))
+            out = OpenAICompletionsAdapter::samplingMembers(request);
+    } else {
+        if (reasonsAlways) // the client's own members, as the passthrough leaves them out
+            for (const char *key : {"temperature", "top_p"})
+                if (wire::rj::member(wire::clientBody(request), key))
+                    out << QLatin1String(key);
+        // The client's own summary, after the server refused one (Target::reasoningSummary).
+        if (!target.reasoningSummary && clientAsksForSummary(request))
+            out << QStringLiteral("reasoning.summary");
     }
-    // The client's own summary, after the server refused one (Target::reasoningSummary).
-    const bool withoutSummary = request.sourceApi == kApi && !target.reasoningSummary && clientAsksForSummary(request);
-    if (!OpenAICompletionsAdapter::alwaysReasons(target))
-        return withoutSummary ? QStringList{QStringLiteral("reasoning.summary")} : QStringList{};
-    if (request.sourceApi != kApi)
-        return OpenAICompletionsAdapter::samplingMembers(request);
-    QStringList out; // the client's own members, as the passthrough leaves them out
-    for (const char *key : {"temperature", "top_p"})
-        if (wire::rj::member(wire::clientBody(request), key))
-            out << QLatin1String(key);
-    if (withoutSummary)
-        out << QStringLiteral("reasoning.summary");
+    // The client's effort, where this model takes another.
+    if (const QString effort = effortChanged(request, target, kApi); !effort.isEmpty())
+        out << effort;
     return out;
+}
+
+QString OpenAIResponsesAdapter::effortChanged(const model::ChatRequest &request, const Target &target,
+                                              wire::Api upstream) {
+    namespace rj = wire::rj;
+    const rj::Value *body = wire::clientBody(request);
+    // Same API: the member the passthrough changes in the client's bytes.
+    if (request.sourceApi == upstream) {
+        const char *name = upstream == kApi ? "reasoning.effort" : "reasoning_effort";
+        const rj::Value *effort =
+            upstream == kApi ? rj::member(rj::member(body, "reasoning"), "effort") : rj::member(body, name);
+        const QString asked = rj::toString(effort);
+        return model::openAIEffortFor(asked, target.modelId) != asked ? QLatin1String(name) : QString();
+    }
+    // Converted: the effort the client asked for, or its thinking budget's (model::openAIEffort), as
+    // the model takes it; a model configured not to reason is asked no effort at all.
+    const Options &opt = request.options;
+    if (!target.modelReasons || (opt.reasoning.isEmpty() && !opt.thinkingBudget))
+        return {};
+    const QString asked = opt.reasoning.isEmpty() ? model::effortForThinkingBudget(*opt.thinkingBudget) : opt.reasoning;
+    if (model::openAIEffortFor(asked, target.modelId) == asked)
+        return {};
+    switch (request.sourceApi) {
+    case wire::Api::OpenAICompletions: // reasoning_effort, else OpenRouter's reasoning object
+        return rj::member(body, "reasoning_effort") ? QStringLiteral("reasoning_effort") : QStringLiteral("reasoning");
+    case wire::Api::AnthropicMessages:
+        return opt.reasoning.isEmpty() ? QStringLiteral("thinking.budget_tokens")
+                                       : QStringLiteral("output_config.effort");
+    case wire::Api::Pi:
+        return QStringLiteral("options.reasoning");
+    default:
+        return QStringLiteral("reasoning.effort");
+    }
 }
 
 std::unique_ptr<StreamDecoder> OpenAIResponsesAdapter::makeDecoder(const Target &, NativeBody native) const {

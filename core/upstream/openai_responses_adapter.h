@@ -22,6 +22,13 @@ public:
     // client's temperature and top_p.
     QStringList droppedFor(const model::ChatRequest &request, const Target &target) const override;
 
+    // The member of the client's request that names its reasoning effort ("reasoning_effort",
+    // "reasoning.effort", "output_config.effort", "options.reasoning", ...) when OpenAI model
+    // target.modelId takes another effort than it asks (model::openAIEffortFor: gpt-5.1 gets high for
+    // xhigh), so the answer names what changed; "" when the effort goes as asked. `upstream`: the
+    // candidate's API, one of the two OpenAI ones (the same as the client's: the passthrough's).
+    static QString effortChanged(const model::ChatRequest &request, const Target &target, wire::Api upstream);
+
     // The Responses body for a request that came in another format (see formats/translation_rules.md).
     // reasonsAlways: the model takes only the default sampling, asked to reason or not
     // (OpenAICompletionsAdapter::alwaysReasons).

@@ -88,6 +88,7 @@ private slots:
     void groqGoesWithoutWhatItRefuses();
     void openAIsOwnMembersGoOnlyToOpenAI();
     void openAIsOwnMembersLeaveByTheSplice();
+    void aPassthroughEffortGoesAsTheAnsweringModelTakesIt();
     void interleavedToolCallDeltasAssembleByIndex();
     void passthroughKeepsEveryClientField();
     void passthroughSplicesTheClientBytes();
@@ -1951,6 +1952,36 @@ void TestOpenAICompletionsAdapter::openAIsOwnMembersLeaveByTheSplice() {
         OpenAICompletionsAdapter().buildRequest(spokenIn(*escapedReq, wire::Api::OpenAICompletions), groq, {}).body);
     QVERIFY(!rewritten.contains("store"));
     QCOMPARE(rewritten.value("messages").toArray()[0].toObject().value("role").toString(), QStringLiteral("system"));
+}
+
+// Probe AC3 F5: a Chat client's reasoning_effort, written for the chain's first model, reached the next
+// as it was: minimal, gpt-5's lowest, is refused by gpt-5.1 with a 400 that ends the request. The
+// model gets the nearest word it takes, in the client's bytes, and the answer names it.
+void TestOpenAICompletionsAdapter::aPassthroughEffortGoesAsTheAnsweringModelTakesIt() {
+    const QByteArray body = "{\"model\": \"m\", \"reasoning_effort\": \"minimal\", "
+                            "\"messages\": [{\"role\": \"user\", \"content\": \"hi\"}]}";
+    const auto req = OpenAIChatCodec().decode(body, nullptr);
+    QVERIFY(req);
+    const ChatRequest spoken = spokenIn(*req, wire::Api::OpenAICompletions);
+    Target t = target(QStringLiteral("https://api.openai.com/v1"));
+    t.modelId = QStringLiteral("gpt-5.1");
+    QCOMPARE(
+        OpenAICompletionsAdapter().buildRequest(spoken, t, {}).body,
+        QByteArray("{\"model\": \"gpt-5.1\", \"reasoning_effort\": \"low\", \"messages\": [{\"role\": "
+                   "\"user\", \"content\": \"hi\"}],\"stream\":true,\"stream_options\":{\"include_usage\":true}}"));
+    QCOMPARE(OpenAICompletionsAdapter().droppedFor(spoken, t), QStringList{QStringLiteral("reasoning_effort")});
+    // Written whole (a body the splice declines), the same.
+    ChatRequest whole = spoken;
+    whole.rawBody.clear();
+    QCOMPARE(json(OpenAICompletionsAdapter().buildRequest(whole, t, {}).body).value("reasoning_effort").toString(),
+             QStringLiteral("low"));
+    // gpt-5 takes minimal, and a model the gateway does not know gets the client's word.
+    for (const char *id : {"gpt-5", "qwen3-32b"}) {
+        t.modelId = QLatin1String(id);
+        QCOMPARE(json(OpenAICompletionsAdapter().buildRequest(spoken, t, {}).body).value("reasoning_effort").toString(),
+                 QStringLiteral("minimal"));
+        QVERIFY(!OpenAICompletionsAdapter().droppedFor(spoken, t).contains(QStringLiteral("reasoning_effort")));
+    }
 }
 
 // A converted request to a model configured `"reasoning": false` (gpt-4o) goes without

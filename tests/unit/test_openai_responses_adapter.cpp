@@ -93,6 +93,9 @@ private slots:
     void maxOutputTokensIsAtLeastTheApisMinimum();
     void effortNoneReachesTheApisThatSpeakIt();
     void anthropicThinkingGoesAsAnEffortOpenAITakes();
+    void eachOpenAIModelGetsTheNearestEffortItTakes();
+    void aConvertedEffortGoesAsTheAnsweringModelTakesIt();
+    void aPassthroughEffortIsChangedInTheClientsBytes();
     void decodesFullTranscript();
     void errorThenFailedIsOneErrorEvent();
     void streamCutShortIsAnError();
@@ -1085,6 +1088,142 @@ void TestOpenAIResponsesAdapter::anthropicThinkingGoesAsAnEffortOpenAITakes() {
         QVERIFY2(!offToResponses.contains("reasoning"), thinking.constData());
         QVERIFY(!offToResponses.contains("include"));
         QCOMPARE(offToResponses.value("temperature").toDouble(), 0.3);
+    }
+}
+
+// Probe AC3 F5: each OpenAI reasoning model takes its own effort words and answers a 400 for the
+// others, a request error that ends the chain. What each gets is a word it takes, the nearest.
+void TestOpenAIResponsesAdapter::eachOpenAIModelGetsTheNearestEffortItTakes() {
+    // The words each takes, as OpenAI's 400 lists them ("Supported values are: ...").
+    const QList<std::pair<const char *, QStringList>> models{
+        {"gpt-5", {"minimal", "low", "medium", "high"}},
+        {"gpt-5-mini-2025-08-07", {"minimal", "low", "medium", "high"}},
+        {"openai/gpt-5-nano", {"minimal", "low", "medium", "high"}},
+        {"gpt-5-codex", {"low", "medium", "high"}},
+        {"gpt-5-pro", {"high"}},
+        {"gpt-5.1", {"none", "low", "medium", "high"}},
+        {"gpt-5.1-2025-11-13", {"none", "low", "medium", "high"}},
+        {"gpt-5.1-codex", {"low", "medium", "high"}},
+        {"gpt-5.1-codex-mini", {"medium", "high"}},
+        {"gpt-5.1-codex-max", {"low", "medium", "high", "xhigh"}},
+        {"gpt-5.2", {"none", "low", "medium", "high", "xhigh"}},
+        {"gpt-5.2-codex", {"low", "medium", "high", "xhigh"}},
+        {"gpt-5.2-pro", {"medium", "high", "xhigh"}},
+        {"o3", {"low", "medium", "high"}},
+        {"o4-mini", {"low", "medium", "high"}},
+    };
+    const QStringList words{"none", "minimal", "low", "medium", "high", "xhigh", "max"};
+    for (const auto &[id, taken] : models)
+        for (const QString &word : words) {
+            const QString sent = openAIEffortFor(word, QLatin1String(id));
+            QVERIFY2(taken.contains(sent), qPrintable(QStringLiteral("%1 %2 -> %3").arg(id, word, sent)));
+            if (taken.contains(word)) // a word the model takes goes as it is
+                QCOMPARE(sent, word);
+        }
+    // The nearest: less thinking asked stays little, more stays much.
+    QCOMPARE(openAIEffortFor(QStringLiteral("xhigh"), QStringLiteral("gpt-5.1")), QStringLiteral("high"));
+    QCOMPARE(openAIEffortFor(QStringLiteral("max"), QStringLiteral("gpt-5.2")), QStringLiteral("xhigh"));
+    QCOMPARE(openAIEffortFor(QStringLiteral("minimal"), QStringLiteral("gpt-5.1")), QStringLiteral("low"));
+    QCOMPARE(openAIEffortFor(QStringLiteral("none"), QStringLiteral("gpt-5")), QStringLiteral("minimal"));
+    QCOMPARE(openAIEffortFor(QStringLiteral("none"), QStringLiteral("o4-mini")), QStringLiteral("low"));
+    QCOMPARE(openAIEffortFor(QStringLiteral("low"), QStringLiteral("gpt-5.1-codex-mini")), QStringLiteral("medium"));
+    // A model the gateway does not know (a later generation, another server's, a deployment's own
+    // name, a chat model) gets the client's word, and so does a word it does not know.
+    for (const char *id : {"gpt-5.5", "gpt-5.10", "my-gpt5-deployment", "gpt-oss-120b", "gpt-5.1-chat-latest",
+                           "magistral-medium-latest", "gpt-4.1"})
+        for (const QString &word : words)
+            QCOMPARE(openAIEffortFor(word, QLatin1String(id)), word);
+    QCOMPARE(openAIEffortFor(QStringLiteral("turbo"), QStringLiteral("gpt-5.1")), QStringLiteral("turbo"));
+    QCOMPARE(openAIEffortFor(QString(), QStringLiteral("gpt-5.1")), QString());
+}
+
+// Probe AC3 F5 B and C: a Chat client's minimal reached gpt-5.1 after gpt-5 failed, and pi's lowest
+// level reached o4-mini, each refused with a 400; a converted xhigh went as high even to gpt-5.2,
+// which takes it, and nothing said so. What changed is named in the answer.
+void TestOpenAIResponsesAdapter::aConvertedEffortGoesAsTheAnsweringModelTakesIt() {
+    const auto chat = [](const char *effort) {
+        const auto req = OpenAIChatCodec().decode(R"({"model":"m","messages":[{"role":"user","content":"hi"}],)"
+                                                  R"("reasoning_effort":")" +
+                                                      QByteArray(effort) + R"("})",
+                                                  nullptr);
+        return spokenIn(*req, wire::Api::OpenAICompletions);
+    };
+    const auto pi =
+        PiNativeCodec().decode(R"({"model":"m","context":{"messages":[{"role":"user","content":"hi","timestamp":1}]},)"
+                               R"("options":{"reasoning":"minimal"}})",
+                               nullptr);
+    QVERIFY(pi);
+    const ChatRequest fromPi = spokenIn(*pi, wire::Api::Pi);
+    const auto anthropic =
+        AnthropicMessagesCodec().decode(R"({"model":"m","max_tokens":4000,"messages":[{"role":"user","content":"hi"}],)"
+                                        R"("thinking":{"type":"adaptive"},"output_config":{"effort":"max"}})",
+                                        nullptr);
+    QVERIFY(anthropic);
+    const ChatRequest fromClaude = spokenIn(*anthropic, wire::Api::AnthropicMessages);
+    struct Case {
+        ChatRequest request;
+        const char *model;
+        const char *sent;
+        const char *named; // "" when the effort goes as asked
+    };
+    const QList<Case> cases{
+        {chat("minimal"), "gpt-5.1", "low", "reasoning_effort"},
+        {chat("minimal"), "gpt-5", "minimal", ""},
+        {chat("xhigh"), "gpt-5.2", "xhigh", ""},
+        {chat("xhigh"), "gpt-5.1", "high", "reasoning_effort"},
+        {chat("xhigh"), "gpt-oss-120b", "xhigh", ""}, // not known: as the client wrote it
+        {chat("none"), "gpt-5", "minimal", "reasoning_effort"},
+        {fromPi, "o4-mini", "low", "options.reasoning"},
+        {fromClaude, "gpt-5.2", "xhigh", "output_config.effort"},
+        {fromClaude, "gpt-5", "high", "output_config.effort"},
+    };
+    for (const Case &c : cases) {
+        const QString label = QStringLiteral("%1 to %2").arg(c.request.options.reasoning, c.model);
+        Target responses = target();
+        responses.modelId = QLatin1String(c.model);
+        Target completions = responses;
+        completions.api = QStringLiteral("openai-completions");
+        const QJsonObject toResponses = json(OpenAIResponsesAdapter().buildRequest(c.request, responses, {}).body);
+        const QJsonObject toChat = json(OpenAICompletionsAdapter().buildRequest(c.request, completions, {}).body);
+        QVERIFY2(toResponses.value("reasoning").toObject().value("effort").toString() == QLatin1String(c.sent),
+                 qPrintable(label));
+        QVERIFY2(toChat.value("reasoning_effort").toString() == QLatin1String(c.sent), qPrintable(label));
+        for (const QStringList &dropped : {OpenAIResponsesAdapter().droppedFor(c.request, responses),
+                                           OpenAICompletionsAdapter().droppedFor(c.request, completions)})
+            QVERIFY2(*c.named ? dropped.contains(QLatin1String(c.named)) : dropped.isEmpty(),
+                     qPrintable(label + QStringLiteral(": ") + dropped.join(QLatin1Char(','))));
+    }
+    // A model configured not to reason is asked no effort, so none is named.
+    Target quiet = target();
+    quiet.modelId = QStringLiteral("gpt-5.1");
+    quiet.modelReasons = false;
+    QVERIFY(OpenAIResponsesAdapter().droppedFor(chat("xhigh"), quiet).isEmpty());
+}
+
+// Probe AC3 F5 A: Codex's xhigh, written for gpt-5.2, went to gpt-5.1 after a failover as it was, and
+// gpt-5.1's 400 ended the request. The client's bytes go with only the effort changed, and named.
+void TestOpenAIResponsesAdapter::aPassthroughEffortIsChangedInTheClientsBytes() {
+    const QByteArray body = R"({"model":"codex", "input":"refactor this", "reasoning":{ "effort" : "xhigh",)"
+                            R"( "summary":"auto"},"store":false,"include":["reasoning.encrypted_content"]})";
+    const auto req = OpenAIResponsesCodec().decode(body, nullptr);
+    QVERIFY(req);
+    Target t = target();
+    t.modelId = QStringLiteral("gpt-5.1");
+    const QByteArray sent = OpenAIResponsesAdapter().buildRequest(*req, t, {}).body;
+    QCOMPARE(sent, QByteArray(R"({"model":"gpt-5.1", "input":"refactor this", "reasoning":{ "effort" : "high",)"
+                              R"( "summary":"auto"},"store":false,"include":["reasoning.encrypted_content"],)"
+                              R"("stream":true})"));
+    QCOMPARE(OpenAIResponsesAdapter().droppedFor(*req, t), QStringList{QStringLiteral("reasoning.effort")});
+    // Written whole (a body the splice declines), the same.
+    ChatRequest whole = *req;
+    whole.rawBody.clear();
+    QCOMPARE(json(OpenAIResponsesAdapter().buildRequest(whole, t, {}).body), json(sent));
+    // gpt-5.2 takes xhigh, and a model the gateway does not know gets it as the client wrote it.
+    for (const char *id : {"gpt-5.2", "gpt-5.5"}) {
+        t.modelId = QLatin1String(id);
+        const QJsonObject asked = json(OpenAIResponsesAdapter().buildRequest(*req, t, {}).body);
+        QCOMPARE(asked.value("reasoning").toObject().value("effort").toString(), QStringLiteral("xhigh"));
+        QVERIFY(OpenAIResponsesAdapter().droppedFor(*req, t).isEmpty());
     }
 }
 
