@@ -491,7 +491,9 @@ bool UsageDatabase::insert(const QList<UsageRow> &rows, QString *error) {
 }
 
 bool UsageDatabase::write(const QList<UsageRow> &rows, const QList<UsageRow> &opened, const QStringList &closed,
-                          const Writer &writer, QString *error) {
+                          const Writer &writer, QString *error, int *replacedInterrupted) {
+    if (replacedInterrupted)
+        *replacedInterrupted = 0;
     if (!m_open) {
         *error = QStringLiteral("the ledger is not open");
         return false;
@@ -544,16 +546,32 @@ bool UsageDatabase::write(const QList<UsageRow> &rows, const QList<UsageRow> &op
         if (!q.exec())
             return fail(q);
     }
+    int replaced = 0;
     if (!closed.isEmpty()) {
         q.prepare(QStringLiteral("DELETE FROM open_usage WHERE writer = ? AND request_id = ?"));
+        // An open row already gone was billed by another replica as "interrupted": this writer was
+        // paused past kWriterStaleMs (a stopped container, a suspended host) and taken for gone. Its
+        // final row, written above, is the real figure: the estimate goes, so the request is billed once.
+        QSqlQuery settle(db);
+        settle.prepare(QStringLiteral("DELETE FROM usage WHERE request_id = ? AND outcome = 'interrupted'"));
         for (const QString &id : closed) {
             q.bindValue(0, text(writer.id));
             q.bindValue(1, text(id));
             if (!q.exec())
                 return fail(q);
+            if (q.numRowsAffected() > 0)
+                continue;
+            settle.bindValue(0, text(id));
+            if (!settle.exec())
+                return fail(settle);
+            replaced += std::max(0, settle.numRowsAffected());
         }
     }
-    return commitOrRollBack(db, error);
+    if (!commitOrRollBack(db, error))
+        return false;
+    if (replacedInterrupted)
+        *replacedInterrupted = replaced;
+    return true;
 }
 
 bool UsageDatabase::processRunning(qint64 pid) {

@@ -92,9 +92,12 @@ public:
     bool insert(const QList<UsageRow> &rows, QString *error);
     // The same, with answers that committed and have not ended ("open" rows, open_usage, `writer`'s,
     // replaced by request id) and those that ended (`closed`: their open rows deleted): all in
-    // one transaction, so a final row and the deletion of its open row are never apart.
+    // one transaction, so a final row and the deletion of its open row are never apart. An ended
+    // answer whose open row another replica billed meanwhile (this writer was paused and taken for
+    // gone) has that "interrupted" row deleted with it: its final row replaces the estimate.
+    // *replacedInterrupted: how many were.
     bool write(const QList<UsageRow> &rows, const QList<UsageRow> &opened, const QStringList &closed,
-               const Writer &writer, QString *error);
+               const Writer &writer, QString *error, int *replacedInterrupted = nullptr);
     // At start, and every minute after: open rows whose writer is gone become usage rows with
     // outcome "interrupted", billed by their estimate, in one transaction (two replicas bill
     // a row once). Gone: on this host and PID namespace, its pid not running, or this pid with

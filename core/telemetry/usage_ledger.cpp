@@ -92,7 +92,8 @@ int UsageLedger::billGoneWriters(qint64 nowEpochMs, bool checkFirst) {
 void UsageLedger::reportBilled(int answers) {
     if (answers > 0)
         m_log(QStringLiteral("warn"),
-              QStringLiteral("usage: %1 answers cut by a crash billed by estimate").arg(answers),
+              QStringLiteral("usage: %1 answers cut by a crash (or a pause past the heartbeat) billed by estimate")
+                  .arg(answers),
               {{QStringLiteral("answers"), answers}, {QStringLiteral("outcome"), QStringLiteral("interrupted")}});
 }
 
@@ -427,7 +428,18 @@ void UsageLedger::flush(bool retry) {
             }
         }
         QString error;
-        const bool ok = m_db->write(rows, opens, closes, writerOf(seen), &error);
+        int replaced = 0;
+        const bool ok = m_db->write(rows, opens, closes, writerOf(seen), &error, &replaced);
+        if (replaced > 0)
+            QMetaObject::invokeMethod(this, [self, replaced]() {
+                if (self)
+                    self->m_log(QStringLiteral("warn"),
+                                QStringLiteral("usage: %1 answers another replica billed as interrupted (this process "
+                                               "was paused long enough to look gone) finished after all; their final "
+                                               "rows replace the estimate, so each is billed once")
+                                    .arg(replaced),
+                                {{QStringLiteral("answers"), replaced}});
+            });
         int dropped = 0;
         if (ok && m_dbInMemory)
             dropped = m_db->keepNewest(m_memoryMaxRows);

@@ -1232,7 +1232,9 @@ private Q_SLOTS:
             // The next start: this pid with another writer id (a restart that got the same pid).
             UsageLedger ledger({path, 400, 0, {}}, clock, logger());
             QCOMPARE(m_log.size(), 1);
-            QCOMPARE(m_log.first().message, QStringLiteral("usage: 2 answers cut by a crash billed by estimate"));
+            QCOMPARE(
+                m_log.first().message,
+                QStringLiteral("usage: 2 answers cut by a crash (or a pause past the heartbeat) billed by estimate"));
             QCOMPARE(ledger.spentSince(QStringLiteral("team-a"), at - 1000), 0.875); // budgets count them
             const UsageReport r = ask(ledger, {});
             QCOMPARE(r.rows.size(), 3);
@@ -1332,7 +1334,8 @@ private Q_SLOTS:
         }
         UsageLedger ledger({path, 400, 0, {}}, clock, logger());
         QCOMPARE(m_log.size(), 1);
-        QCOMPARE(m_log.first().message, QStringLiteral("usage: 3 answers cut by a crash billed by estimate"));
+        QCOMPARE(m_log.first().message,
+                 QStringLiteral("usage: 3 answers cut by a crash (or a pause past the heartbeat) billed by estimate"));
         QStringList billed;
         for (const UsageRow &u : ask(ledger, {}).rows) {
             QCOMPARE(u.outcome, QStringLiteral("interrupted"));
@@ -1386,6 +1389,48 @@ private Q_SLOTS:
         QCOMPARE(openRows(path), 0);
     }
 
+    // A replica in another namespace paused past the heartbeat window while it streams (docker
+    // pause, a suspended host) is taken for gone, and another replica bills its answer as
+    // interrupted. When it resumes and finishes the answer, its final row replaces that estimate:
+    // the request was billed twice (probe AC4 F2).
+    void aPausedReplicasAnswerIsBilledOnceWhenItResumes() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("usage.sqlite"));
+        test::FakeClock clockA; // A's clock stands still while it is paused; B's goes on
+        test::FakeClock clockB;
+        const qint64 at = clockA.epochMs();
+        const QString name = QSysInfo::machineHostName();
+        UsageLedger::Options a{path, 400, 0, {}};
+        a.host = name + QStringLiteral(" pid:[4026532011]");
+        UsageLedger replicaA(a, clockA, logger());
+        replicaA.openAnswer(openRow(QStringLiteral("req_paused"), 0.15, at));
+        replicaA.flushAndWait();
+        QCOMPARE(openRows(path), 1);
+
+        clockB.advance(UsageDatabase::kWriterStaleMs + 1500);
+        UsageLedger::Options b = a;
+        b.host = name + QStringLiteral(" pid:[4026532012]");
+        UsageLedger replicaB(b, clockB, logger());
+        QCOMPARE(openRows(path), 0); // billed by estimate: A looks gone
+        QCOMPARE(readFile(path).rows.size(), 1);
+        const QList<SpendWindow> day{{QStringLiteral("team-a"), at - 3600'000, at + 3600'000}};
+        QCOMPARE(readSpendOf(replicaB, day), std::optional<QList<double>>(QList<double>{0.15}));
+
+        clockA.advance(UsageDatabase::kWriterStaleMs + 2500); // A resumes and finishes the answer
+        replicaA.append(row(QStringLiteral("req_paused"), QStringLiteral("team-a"), QStringLiteral("pa/claude-a"),
+                            50000, 400, 0.156, at));
+        replicaA.flushAndWait();
+        const UsageReport r = readFile(path);
+        QCOMPARE(r.rows.size(), 1); // one row per request: the real figure
+        QCOMPARE(r.rows.first().outcome, QStringLiteral("ok"));
+        QCOMPARE(r.rows.first().output, 400);
+        QCOMPARE(readSpendOf(replicaB, day), std::optional<QList<double>>(QList<double>{0.156}));
+        QTRY_VERIFY_WITH_TIMEOUT(
+            std::any_of(m_log.cbegin(), m_log.cend(),
+                        [](const LogLine &l) { return l.message.contains(QStringLiteral("finished after all")); }),
+            5000);
+    }
+
     // A replica in another namespace that crashed: its heartbeat stops, and its open rows are billed
     // once, at a later check when the new replica (a container restarted at once) started while
     // that heartbeat was still fresh, by one of the replicas sharing the file; and every replica's
@@ -1428,7 +1473,8 @@ private Q_SLOTS:
         }
         QCOMPARE(openRows(path), 0);
         QCOMPARE(m_log.size(), 1); // one of the two billed them, once
-        QCOMPARE(m_log.first().message, QStringLiteral("usage: 2 answers cut by a crash billed by estimate"));
+        QCOMPARE(m_log.first().message,
+                 QStringLiteral("usage: 2 answers cut by a crash (or a pause past the heartbeat) billed by estimate"));
         const UsageReport r = readFile(path);
         QCOMPARE(requestIds(r), QStringList({QStringLiteral("req_cut1"), QStringLiteral("req_cut2")}));
         for (const UsageRow &u : r.rows) {
@@ -1457,7 +1503,8 @@ private Q_SLOTS:
         b.host = name + QStringLiteral(" pid:[4026532007]");
         UsageLedger next(b, clock, logger());
         QCOMPARE(m_log.size(), 1);
-        QCOMPARE(m_log.first().message, QStringLiteral("usage: 1 answers cut by a crash billed by estimate"));
+        QCOMPARE(m_log.first().message,
+                 QStringLiteral("usage: 1 answers cut by a crash (or a pause past the heartbeat) billed by estimate"));
         QCOMPARE(openRows(path), 0);
     }
 
@@ -1496,7 +1543,8 @@ private Q_SLOTS:
         }
         UsageLedger ledger({path, 400, 0, {}}, clock, logger());
         QCOMPARE(m_log.size(), 1);
-        QCOMPARE(m_log.first().message, QStringLiteral("usage: 4 answers cut by a crash billed by estimate"));
+        QCOMPARE(m_log.first().message,
+                 QStringLiteral("usage: 4 answers cut by a crash (or a pause past the heartbeat) billed by estimate"));
         QCOMPARE(requestIds(readFile(path)),
                  QStringList({QStringLiteral("dead-pid"), QStringLiteral("old-version-same-pid"),
                               QStringLiteral("restart-same-pid"), QStringLiteral("reused-pid")}));
