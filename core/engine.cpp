@@ -461,6 +461,19 @@ bool Engine::start(QString *error, const QString &listenOverride) {
                                         "limits.maxConnections"),
                          QJsonObject{{QStringLiteral("connectionsShed"), shed}});
     });
+    connect(tcp, &server::GuardedTcpServer::connectionLimitReached, this, [this](int refused, int max) {
+        m_telemetry->log(
+            QStringLiteral("warn"),
+            QStringLiteral("connections refused: limits.maxConnections (%2) are open, and %1 more were "
+                           "answered 503 and closed; raise it, or look for a client that holds "
+                           "connections open without using them")
+                .arg(refused)
+                .arg(max),
+            QJsonObject{{QStringLiteral("connectionsRefused"), refused}, {QStringLiteral("maxConnections"), max}});
+    });
+    const auto countRefusal = [this](int status) { m_telemetry->countRefusal(status); };
+    connect(tcp, &server::GuardedTcpServer::refused, this, countRefusal);
+    connect(m_front, &server::HttpFront::refused, this, countRefusal);
     m_front->bind(tcp);
     m_tcp = tcp;
     m_port = tcp->serverPort();

@@ -864,6 +864,8 @@ std::optional<wire::Api> ConnectionGuard::routeOfHead() const {
 void ConnectionGuard::reject(const Rejection &rejection) {
     if (!m_socket || m_phase == Phase::Rejected)
         return;
+    if (m_onReject)
+        m_onReject(rejection.status);
     // A chat route's client reads the limit's refusal in its own format, as every other error it
     // gets (probe R1 2: a 413, 431 or 408 came in one shape on every route).
     QByteArray formatted;

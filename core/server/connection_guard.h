@@ -92,6 +92,8 @@ public:
     // otherwise its key lookup goes with the request (takeKey).
     using HeadJudge = std::function<HeadVerdict(const RequestHead &head)>;
     void setHeadJudge(HeadJudge judge) { m_judge = std::move(judge); }
+    // Told the status of each refusal this guard answers (reject()): the listener counts them in /metrics.
+    void setOnReject(std::function<void(int status)> onReject) { m_onReject = std::move(onReject); }
     // The current request's key lookup from its head (empty when none was made); taken once.
     KeyLookup takeKey() { return std::exchange(m_key, KeyLookup()); }
     // Test seam: handover off process-wide, to compare with Qt reading every head itself.
@@ -160,6 +162,7 @@ private:
     QPointer<QObject> m_httpServer;
     config::LimitsConfig m_limits;
     std::function<void()> m_onGone;
+    std::function<void(int status)> m_onReject;
     QTimer *m_timer = nullptr;
     QTimer *m_hangupCheck = nullptr; // while an answer is pending and the connection is not read
     QMetaObject::Connection m_readConnection;

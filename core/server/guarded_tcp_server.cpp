@@ -129,6 +129,7 @@ bool GuardedTcpServer::shedOneConnection() {
         }
         ::shutdown(fd, SHUT_WR);
         ::close(fd);
+        Q_EMIT refused(503);
         ++m_shedUnsaid;
         if (!m_shedSaid.isValid() || m_shedSaid.elapsed() >= kShedLogEveryMs) {
             m_shedSaid.start();
@@ -149,6 +150,24 @@ void GuardedTcpServer::restAccepting() {
         if (isListening())
             QTcpServer::resumeAccepting();
         openSpare();
+    });
+}
+
+void GuardedTcpServer::sayConnectionLimit() {
+    // A capacity problem the operator must see: the first refusal is said at once, the rest of a
+    // burst in one line per window, and the window's last ones when it ends, not only if another comes.
+    if (m_overLimitUnsaid == 0)
+        return;
+    if (!m_overLimitSaid.isValid() || m_overLimitSaid.elapsed() >= kShedLogEveryMs) {
+        m_overLimitSaid.start();
+        Q_EMIT connectionLimitReached(std::exchange(m_overLimitUnsaid, 0), m_limits.maxConnections);
+        return;
+    }
+    if (std::exchange(m_overLimitSayPending, true))
+        return;
+    QTimer::singleShot(kShedLogEveryMs - m_overLimitSaid.elapsed(), this, [this] {
+        m_overLimitSayPending = false;
+        sayConnectionLimit();
     });
 }
 
@@ -175,6 +194,9 @@ void GuardedTcpServer::incomingConnection(qintptr handle) {
         guard->reject({503, "overloaded_error",
                        QStringLiteral("too many open connections (limits.maxConnections = %1); retry shortly")
                            .arg(m_limits.maxConnections)});
+        Q_EMIT refused(503);
+        ++m_overLimitUnsaid;
+        sayConnectionLimit();
         return;
     }
     ++m_open;
@@ -192,6 +214,10 @@ void GuardedTcpServer::incomingConnection(qintptr handle) {
         });
     }
     guard->setBodyBudget(m_bytesInFlight);
+    guard->setOnReject([self](int status) {
+        if (self)
+            Q_EMIT self->refused(status);
+    });
     addPendingConnection(socket);
 }
 

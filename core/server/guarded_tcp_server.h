@@ -45,6 +45,14 @@ Q_SIGNALS:
     // Connections answered 503 because the process is out of descriptors (EMFILE, ENFILE): the
     // first one, then at most once each kShedLogEveryMs, with how many since it was last said.
     void descriptorsExhausted(int connectionsShed);
+    // Connections answered 503 because limits.maxConnections are open: the first one, then at most
+    // once each kShedLogEveryMs, with how many since it was last said (a burst's rest included,
+    // said when its window ends).
+    void connectionLimitReached(int connectionsRefused, int maxConnections);
+    // Each connection or request the listener answers with its own error before the HTTP server
+    // takes it (the two 503s above; a connection guard's 400, 408, 413, 431 or 503), by status:
+    // without it an operator saw nothing of clients turned away (probe AC4 F4).
+    void refused(int status);
 
 protected:
     void incomingConnection(qintptr handle) override;
@@ -55,6 +63,7 @@ private:
     bool shedOneConnection(); // false when no connection was waiting
     void restAccepting();
     void openSpare();
+    void sayConnectionLimit();
 
     config::LimitsConfig m_limits;
     QObject *m_httpServer;
@@ -65,6 +74,9 @@ private:
     int m_spare = -1; // a descriptor held back for the moment the process has none left
     int m_shedUnsaid = 0;
     QElapsedTimer m_shedSaid;
+    int m_overLimitUnsaid = 0;
+    QElapsedTimer m_overLimitSaid;
+    bool m_overLimitSayPending = false; // a line for the refusals held back is due when the window ends
 };
 
 } // namespace sw::server

@@ -93,6 +93,7 @@ bool HttpFront::handleRequest(const QHttpServerRequest &request, QTcpSocket *soc
     if (!refusal && in.body.size() > m_limits.maxBodyBytes) // the guard counts first; this is the backstop
         refusal = answerOf(in, {413, "request_too_large", QStringLiteral("request body is over limits.maxBodyBytes")});
     if (refusal) {
+        Q_EMIT refused(refusal->status);
         exchange->respond(refusal->status, refusal->headers, refusal->body);
         exchange->deleteLater();
         return true;

@@ -35,6 +35,11 @@ public:
     void setListener(const ListenerIdentity &listener) { m_listener = listener; }
     void setLimits(const config::LimitsConfig &limits) { m_limits = limits; }
 
+Q_SIGNALS:
+    // A whole request refused by the listener (listenerRefusal, or a body over limits.maxBodyBytes),
+    // by status: counted in /metrics.
+    void refused(int status);
+
 protected:
     bool handleRequest(const QHttpServerRequest &request, QTcpSocket *socket) override;
     void missingHandler(const QHttpServerRequest &request, QTcpSocket *socket) override;

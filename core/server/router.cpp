@@ -173,6 +173,8 @@ HeadVerdict Router::judgeHead(const RequestHead &head, const ListenerIdentity &l
     // would get, and the body is never taken.
     InboundRequest request = head.request();
     verdict.answer = HttpFront::listenerRefusal(listener, request, head.bodyBytes);
+    if (verdict.answer && m_ctx.telemetry)
+        m_ctx.telemetry->countRefusal(verdict.answer->status); // a foreign Host or Origin: never dispatched
     if (!verdict.answer) {
         request.key = verdict.key;
         std::optional<Caller> routed;

@@ -300,9 +300,12 @@ QString Telemetry::metricsText(const QHash<QString, int> &marks) const {
                    .arg(escapeLabel(parts.value(0)), escapeLabel(parts.value(1)))
                    .arg(n);
     }
-    out += QLatin1String("# HELP switchman_refused_requests_total Requests the gateway answered with its own error "
-                         "before any upstream attempt, by status (401: no or unknown gateway key, on any route).\n"
-                         "# TYPE switchman_refused_requests_total counter\n");
+    out += QLatin1String(
+        "# HELP switchman_refused_requests_total Requests the gateway answered with its own error "
+        "before any upstream attempt, by status (401: no or unknown gateway key, on any route; the listener's own "
+        "refusals too: 503 past limits.maxConnections or out of file descriptors, 400, 408, 413, "
+        "431 of a request it could not take, 403 for a foreign Host or Origin).\n"
+        "# TYPE switchman_refused_requests_total counter\n");
     QList<int> refusedStatuses = m_refusedByStatus.keys();
     std::sort(refusedStatuses.begin(), refusedStatuses.end());
     for (const int status : refusedStatuses)

@@ -6,10 +6,13 @@
 #include "raw_http_client.h"
 #include "signal_wait.h"
 
+#include "core/telemetry/telemetry.h"
+
 #include <QElapsedTimer>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QRandomGenerator>
+#include <QSignalSpy>
 #include <QTest>
 
 #include <memory>
@@ -45,6 +48,11 @@ int trickle(RawHttpClient &c, const QByteArray &bytes) {
         waitUntil([&c]() { return c.closed() || c.status() != 0; }, 100);
     }
     return sent;
+}
+
+// The /metrics line counting the listener's refusals of one status.
+QString refusedSeries(int status, int count) {
+    return QStringLiteral("switchman_refused_requests_total{status=\"%1\"} %2").arg(status).arg(count);
 }
 
 int rawStatus(quint16 port, const QByteArray &request, QByteArray *body = nullptr) {
@@ -586,6 +594,56 @@ private Q_SLOTS:
         held.pop_back();
         QVERIFY(waitUntil([&gw]() { return gw.engine().openConnections() == 3; }));
         QCOMPARE(rawStatus(port, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"), 200);
+    }
+
+    // Clients turned away at limits.maxConnections left no log line and no metric: the operator
+    // saw nothing of a capacity problem (probe AC4 F4). The first refusal is logged at once, a
+    // burst's rest in one line per window (not one per connection), and each is counted.
+    void connectionsOverTheCapAreLoggedAndCounted() {
+        GatewayFixture gw;
+        gw.config.limits.maxConnections = 2;
+        gw.start();
+        QSignalSpy logs(gw.engine().telemetry(), &telemetry::Telemetry::logLine);
+        const quint16 port = gw.engine().port();
+        std::vector<std::unique_ptr<RawHttpClient>> held;
+        for (int i = 0; i < 2; ++i) {
+            held.push_back(std::make_unique<RawHttpClient>(port));
+            QVERIFY(held.back()->waitConnected());
+        }
+        QVERIFY(waitUntil([&gw]() { return gw.engine().openConnections() == 2; }));
+        for (int i = 0; i < 5; ++i)
+            QCOMPARE(rawStatus(port, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"), 503);
+        QStringList said;
+        for (const auto &args : logs) {
+            const QJsonObject line = args.at(0).toJsonObject();
+            if (line.value(QStringLiteral("msg")).toString().startsWith(QLatin1String("connections refused")))
+                said << line.value(QStringLiteral("msg")).toString();
+        }
+        QCOMPARE(said.size(), 1);
+        QVERIFY2(said.first().contains(QStringLiteral("limits.maxConnections (2)")), qPrintable(said.first()));
+        held.clear();
+        QVERIFY(waitUntil([&gw]() { return gw.engine().openConnections() == 0; }));
+        const QString metrics = gw.engine().telemetry()->metricsText({});
+        QVERIFY2(metrics.contains(refusedSeries(503, 5)), qPrintable(metrics));
+    }
+
+    // The listener's other refusals (a body over limits.maxBodyBytes, a foreign Host, oversized
+    // headers) were not in /metrics either.
+    void theListenersRefusalsAreCounted() {
+        GatewayFixture gw;
+        gw.config.limits.maxBodyBytes = 1024;
+        gw.start();
+        const quint16 port = gw.engine().port();
+        QCOMPARE(rawStatus(port, "POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                                 "Content-Length: 100000000\r\n\r\n"),
+                 413);
+        QByteArray foreign = chatPost(port, {});
+        foreign.replace("Host: 127.0.0.1:" + QByteArray::number(port), "Host: attacker.example");
+        QCOMPARE(rawStatus(port, foreign), 403);
+        QCOMPARE(rawStatus(port, foreign), 403);
+        const QString metrics = gw.engine().telemetry()->metricsText({});
+        QVERIFY2(metrics.contains(refusedSeries(413, 1)), qPrintable(metrics));
+        QVERIFY2(metrics.contains(refusedSeries(403, 2)), qPrintable(metrics));
     }
 };
 
