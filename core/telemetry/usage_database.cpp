@@ -760,6 +760,32 @@ int UsageDatabase::openRowCount() const {
     return q.value(0).toInt();
 }
 
+QList<UsageRow> UsageDatabase::allRows() const {
+    QList<UsageRow> rows;
+    QSqlQuery q(QSqlDatabase::database(m_connection, false));
+    q.setForwardOnly(true);
+    if (!m_open || !q.exec(QStringLiteral("SELECT request_id, tenant, route, candidate, provider, input, output,"
+                                          " cache_read, cache_write, cost, outcome, at_ms FROM usage ORDER BY id")))
+        return rows;
+    while (q.next()) {
+        UsageRow r;
+        r.requestId = q.value(0).toString();
+        r.tenant = q.value(1).toString();
+        r.route = q.value(2).toString();
+        r.candidate = q.value(3).toString();
+        r.provider = q.value(4).toString();
+        r.input = q.value(5).toLongLong();
+        r.output = q.value(6).toLongLong();
+        r.cacheRead = q.value(7).toLongLong();
+        r.cacheWrite = q.value(8).toLongLong();
+        r.cost = q.value(9).toDouble();
+        r.outcome = q.value(10).toString();
+        r.atEpochMs = q.value(11).toLongLong();
+        rows.append(std::move(r));
+    }
+    return rows;
+}
+
 UsageReport UsageDatabase::query(const UsageQuery &uq) const {
     UsageReport report;
     report.groupBy = uq.groupBy;

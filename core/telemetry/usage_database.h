@@ -113,6 +113,8 @@ public:
     // (answers cut by the shutdown), so another replica bills them at its next check.
     void retireWriter(const QString &writer);
     int openRowCount() const; // -1 when it cannot be read
+    // Every usage row, oldest first (a ledger in memory handing its rows to the file it stood in for).
+    QList<UsageRow> allRows() const;
     // A process with this pid runs on this host (one that cannot be asked counts as running; a
     // zombie, dead but not yet reaped, does not).
     static bool processRunning(qint64 pid);

@@ -4,6 +4,7 @@
 #include "core/util/clock.h"
 
 #include <QCoreApplication>
+#include <QFileInfo>
 #include <QJsonObject>
 #include <QPointer>
 #include <QScopeGuard>
@@ -60,11 +61,16 @@ UsageLedger::UsageLedger(Options options, util::Clock &clock, LogFn log, QObject
     } else if (!ok) {
         m_stateError = opened.readError.isEmpty() ? error : error + QStringLiteral("; ") + opened.readError;
         m_log(QStringLiteral("error"),
-              QStringLiteral("usage ledger: cannot open %1 (%2); usage is kept in memory for this session only; "
-                             "tenants with a spend budget are refused (503: their spend cannot be read), other "
-                             "requests are served as usual")
+              QStringLiteral("usage ledger: cannot open %1 (%2); usage is kept in memory until it can be opened "
+                             "(tried again every few seconds, backing off to a minute); tenants with a spend budget "
+                             "are refused meanwhile (503: their spend cannot be read), other requests are served as "
+                             "usual")
                   .arg(m_options.path, m_stateError),
               {{QStringLiteral("path"), m_options.path}, {QStringLiteral("error"), m_stateError}});
+        // A full disk or a folder not mounted yet passes: the file is tried again, not given up
+        // for the session (probe AC4 F1).
+        m_standIn = true;
+        scheduleRetry();
     }
     reportBilled(interrupted);
     pruneNow();
@@ -146,7 +152,12 @@ UsageLedger::Opened UsageLedger::openDatabase() {
         o.writable = m_db->open(path, UsageDatabase::Mode::ReadWrite, &o.error);
     else
         o.error = QStringLiteral("not writable");
-    if (!o.writable && !inMemory(m_options.path)) {
+    // A file a failed create left empty (the disk was full) holds nothing to read: read-only,
+    // SQLite takes it for a ledger of schema version 0, and that, not the full disk, was the
+    // reason given.
+    const QFileInfo file(path);
+    const bool empty = !inMemory(m_options.path) && file.exists() && file.isFile() && file.size() == 0;
+    if (!o.writable && !inMemory(m_options.path) && !empty) {
         // Read-only (a read-only folder or file): its spend and history are still right. New
         // rows wait in memory and are written once it can take them.
         delete m_db;
@@ -175,6 +186,7 @@ UsageLedger::Opened UsageLedger::openDatabase() {
     }
     m_dbReadOnly = o.readOnly;
     m_dbInMemory = (!o.writable && !o.readOnly) || inMemory(m_options.path);
+    m_dbStandIn = !o.writable && !o.readOnly && !inMemory(m_options.path);
     if (m_options.maxPages > 0)
         m_db->setMaxPages(m_options.maxPages);
     // A new file has its own row ids and data version: replay reads start over in it.
@@ -248,6 +260,61 @@ void UsageLedger::checkFile() {
         self->m_stateError = error;
         self->m_failing = false; // this file's trouble, if any, is said here
         self->m_log(level, message, {{QStringLiteral("path"), self->m_options.path}, {QStringLiteral("error"), error}});
+        self->m_standIn = !o.writable && !o.readOnly;
+        if (self->m_standIn && !self->m_stopping)
+            self->scheduleRetry();
+    });
+}
+
+void UsageLedger::openFileAgain(qint64 nowEpochMs) {
+    UsageDatabase *memory = std::exchange(m_db, nullptr);
+    const Opened o = openDatabase();
+    QPointer<UsageLedger> self(this);
+    if (!o.writable && !o.readOnly) {
+        delete m_db;
+        m_db = memory; // its rows stay; the next retry tries the file again
+        const QString error = o.readError.isEmpty() ? o.error : o.error + QStringLiteral("; ") + o.readError;
+        QMetaObject::invokeMethod(this, [self, error]() {
+            if (!self)
+                return;
+            self->m_stateError = error;
+            if (!self->m_stopping)
+                self->scheduleRetry();
+        });
+        return;
+    }
+    // The rows kept in memory go first, with this write: the ledger stays in time order. A file
+    // that can only be read keeps them waiting, as any row it cannot take yet.
+    QList<UsageRow> kept = memory->allRows();
+    delete memory;
+    kept += std::exchange(m_retry, {});
+    m_retry = std::move(kept);
+    const int rows = int(m_retry.size());
+    const int interrupted = o.writable ? billGoneWriters(nowEpochMs, false) : 0;
+    QMetaObject::invokeMethod(this, [self, o, rows, interrupted]() {
+        if (!self)
+            return;
+        self->m_standIn = false;
+        self->m_readOnly = o.readOnly;
+        self->m_readable = true;
+        self->m_persistent = o.writable;
+        self->m_stateError = o.readOnly ? o.error : QString();
+        self->m_failing = o.readOnly; // a file read-only says so here, not again with its first write
+        QString message = o.writable ? QStringLiteral("usage ledger: %1 opened at last; budgets are enforced again")
+                                           .arg(self->m_options.path)
+                                     : QStringLiteral("usage ledger: %1 opened at last, read-only (%2); budgets are "
+                                                      "enforced again")
+                                           .arg(self->m_options.path, o.error);
+        if (rows > 0)
+            message +=
+                o.writable
+                    ? QStringLiteral(", and the %1 usage rows kept in memory meanwhile are written to it").arg(rows)
+                    : QStringLiteral(", and the %1 usage rows kept in memory wait until it can be "
+                                     "written")
+                          .arg(rows);
+        self->m_log(QStringLiteral("info"), message,
+                    {{QStringLiteral("path"), self->m_options.path}, {QStringLiteral("rows"), rows}});
+        self->reportBilled(interrupted);
     });
 }
 
@@ -256,7 +323,7 @@ UsageLedger::Health UsageLedger::health() const {
         return {QStringLiteral("memory"), QString()};
     if (!m_readable)
         return {QStringLiteral("unavailable"),
-                QStringLiteral("cannot read %1 (%2): tenants with a spend budget are refused")
+                QStringLiteral("cannot open %1 (%2): tenants with a spend budget are refused until it opens")
                     .arg(m_options.path, m_stateError)};
     // A file that opens but whose spend cannot be summed refuses every tenant with a budget, as one
     // that cannot be read does: /healthz said "ok" meanwhile.
@@ -386,7 +453,7 @@ void UsageLedger::flush(bool retry) {
     QPointer<UsageLedger> self(this);
     ++m_writing;
     QMetaObject::invokeMethod(m_worker, [this, self, batch = std::move(batch), opened = std::move(opened),
-                                         closed = std::move(closed), seen = m_clock.epochMs()]() mutable {
+                                         closed = std::move(closed), seen = m_clock.epochMs(), retry]() mutable {
         // However it ends, the rows gathered meanwhile go next (after the write's result).
         const auto done = qScopeGuard([this, self]() {
             QMetaObject::invokeMethod(this, [self]() {
@@ -394,6 +461,9 @@ void UsageLedger::flush(bool retry) {
                     self->writeDone();
             });
         });
+        // On the retry timer (and at shutdown), not per batch: a failed open can take seconds.
+        if (retry && m_dbStandIn)
+            openFileAgain(seen);
         // Rows a failed write kept go first: the ledger stays in time order.
         QList<UsageRow> rows = std::exchange(m_retry, {});
         rows += std::move(batch);
@@ -476,7 +546,7 @@ void UsageLedger::onWriteResult(bool ok, const QString &error, int unwritten, bo
     }
     if (!ok && !m_readOnly)
         m_stateError = error;
-    if (unwritten > 0 && !m_stopping) {
+    if ((unwritten > 0 || m_standIn) && !m_stopping) {
         scheduleRetry();
     } else {
         m_clock.cancel(m_retryTimer);

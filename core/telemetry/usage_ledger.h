@@ -12,8 +12,10 @@
 // line, never a request: rows are then kept in memory (bounded) and retried on
 // a timer that backs off, and once more at shutdown. A file that can be read
 // but not written is opened read-only, so spend and history stay right; one
-// that cannot be read at all leaves the ledger in memory and not readable(),
-// and tenants with a budget are refused (their spend is unknown). A file deleted
+// that cannot be read at all (or cannot be created: a full disk at the first
+// start) leaves the ledger in memory and not readable(), and tenants with a
+// budget are refused (their spend is unknown); the file is tried again on the
+// retry timer, and once it opens, the rows kept in memory meanwhile go to it. A file deleted
 // or renamed over while running is noticed before the next batch (or spend read)
 // and the path opened again, said once in the log.
 
@@ -145,6 +147,9 @@ private:
     // Worker side, once per batch or spend read: the path still names the file opened; if not,
     // opened again and said once in the log.
     void checkFile();
+    // Worker side, on a retry while a ledger in memory stands in for the file: opens the file if it
+    // can be now, and hands it the rows kept in memory meanwhile.
+    void openFileAgain(qint64 nowEpochMs);
     void scheduleFlush();
     void writeSoon(); // rows to write: now if no write is under way, else when it ends
     void writeDone(); // a write handed to the worker ended (written or not)
@@ -183,6 +188,8 @@ private:
     bool m_readOnly = false;              // set at start: the file is read, not written
     bool m_dbReadOnly = false;            // worker side: m_db is the file, opened read-only
     bool m_dbInMemory = false;            // worker side: m_db is in memory (its rows are capped)
+    bool m_dbStandIn = false;             // worker side: in memory because the file could not be opened
+    bool m_standIn = false;               // the same, engine side: a retry is kept scheduled
     int m_memoryMaxRows = kMemoryMaxRows; // used on the worker thread; set before rows are appended
     bool m_memoryCapSaid = false;         // worker side: the first dropped rows are logged, once
     bool m_failing = false;               // a write failed; the next success says so once

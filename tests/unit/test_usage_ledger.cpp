@@ -708,6 +708,69 @@ private Q_SLOTS:
         QVERIFY(m_log.first().message.contains(QStringLiteral("requests are served as usual")));
     }
 
+    // A file that could not be opened at start (a full disk before the first row, a volume not
+    // mounted yet) left usage in memory for the whole session, and budget tenants refused until a
+    // restart (probe AC4 F1). It is tried again on the retry timer; once it opens, the rows kept
+    // in memory go to it and spend can be read again.
+    void aFileThatCouldNotBeOpenedAtStartIsTriedAgain() {
+        QTemporaryDir dir;
+        const QString blocker = dir.filePath(QStringLiteral("not-a-folder"));
+        QFile block(blocker);
+        QVERIFY(block.open(QIODevice::WriteOnly));
+        block.close();
+        const QString path = dir.filePath(QStringLiteral("not-a-folder/switchman/usage.sqlite"));
+        test::FakeClock clock;
+        UsageLedger ledger({path, 400, 0, {}}, clock, logger());
+        QVERIFY(!ledger.readable());
+        QCOMPARE(ledger.health().state, QStringLiteral("unavailable"));
+        for (int i = 0; i < 3; ++i)
+            ledger.append(row(QStringLiteral("r%1").arg(i), QStringLiteral("t"), QStringLiteral("pa/m"), 1, 1, 0.1,
+                              clock.epochMs()));
+        QCOMPARE(ask(ledger, {}).rows.size(), 3);
+        clock.advance(UsageLedger::kRetryFirstMs); // still blocked: tried, and tried again later
+        ledger.flushAndWait();
+        QVERIFY(!ledger.readable());
+
+        QVERIFY(QFile::remove(blocker)); // the cause passes
+        clock.advance(2 * UsageLedger::kRetryFirstMs);
+        QTRY_VERIFY_WITH_TIMEOUT(ledger.persistent(), 5000);
+        QVERIFY(ledger.readable());
+        ledger.flushAndWait();
+        QCOMPARE(ledger.health().state, QStringLiteral("ok"));
+        QCOMPARE(requestIds(readFile(path)),
+                 QStringList({QStringLiteral("r0"), QStringLiteral("r1"), QStringLiteral("r2")}));
+        bool ok = false;
+        QCOMPARE(ledger.spentSince(QStringLiteral("t"), clock.epochMs() - 3600'000, 0, &ok), 0.3);
+        QVERIFY(ok);
+        QVERIFY2(m_log.last().message.contains(QStringLiteral("opened at last")), qPrintable(m_log.last().message));
+        // Rows from now on go to the file.
+        ledger.append(
+            row(QStringLiteral("r3"), QStringLiteral("t"), QStringLiteral("pa/m"), 1, 1, 0.1, clock.epochMs()));
+        ledger.flushAndWait();
+        QCOMPARE(readFile(path).rows.size(), 4);
+    }
+
+    // A create that failed on a full disk leaves an empty file. Read-only, SQLite took it for a
+    // ledger of schema version 0, and the log and /healthz gave that as the reason, not the disk.
+    void anEmptyFileIsNotBlamedOnItsSchemaVersion() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("usage.sqlite"));
+        QFile empty(path);
+        QVERIFY(empty.open(QIODevice::WriteOnly));
+        empty.close();
+        QVERIFY(setMode(path, 0444)); // cannot be written: what a full disk does to a first write
+        test::FakeClock clock;
+        UsageLedger ledger({path, 400, 0, {}}, clock, logger());
+        QVERIFY(!ledger.readable());
+        QCOMPARE(m_log.size(), 1);
+        QVERIFY2(!m_log.first().message.contains(QStringLiteral("schema version")), qPrintable(m_log.first().message));
+        QVERIFY2(!ledger.health().error.contains(QStringLiteral("schema version")), qPrintable(ledger.health().error));
+        QVERIFY(setMode(path, 0600));
+        clock.advance(UsageLedger::kRetryFirstMs);
+        QTRY_VERIFY_WITH_TIMEOUT(ledger.persistent(), 5000);
+        QCOMPARE(ledger.health().state, QStringLiteral("ok"));
+    }
+
     void aFullDiskCostsOneLineAndKeepsTheRows() {
         QTemporaryDir dir;
         const QString path = dir.filePath(QStringLiteral("usage.sqlite"));
