@@ -306,6 +306,7 @@ void Engine::startMarkSync() {
         return; // the loader already refused such a file
     redis::RedisMarkSync::Options o;
     o.endpoint = *endpoint;
+    o.endpoint.caFile = mc.caFile;
     o.prefix = mc.prefix;
     o.replicaId = QStringLiteral("%1-%2-%3")
                       .arg(QSysInfo::machineHostName())

@@ -141,6 +141,9 @@ struct MarksConfig {
     QString url;                              // redis://HOST:PORT/DB or rediss://…
     QString prefix = QStringLiteral("switchman");
     QString password; // a reference: keychain:NAME or env:VAR; never inline
+    // Absolute path of a PEM bundle trusted for a rediss:// url in addition to the system store
+    // (a self-hosted Redis's own CA), as providers.NAME.caFile is for a provider.
+    QString caFile;
 
     bool operator==(const MarksConfig &) const = default;
 };

@@ -575,13 +575,15 @@ void ConfigReader::readMarks(JsonObjectReader &root, Config &config) {
     auto o = root.object(QStringLiteral("marks"));
     if (!o)
         return;
-    o->allowOnly(
-        {QStringLiteral("store"), QStringLiteral("url"), QStringLiteral("prefix"), QStringLiteral("password")});
+    o->allowOnly({QStringLiteral("store"), QStringLiteral("url"), QStringLiteral("prefix"), QStringLiteral("password"),
+                  QStringLiteral("caFile")});
     MarksConfig &m = config.marks;
     o->text(QStringLiteral("store"), m.store);
     o->text(QStringLiteral("url"), m.url);
     o->text(QStringLiteral("prefix"), m.prefix);
     o->text(QStringLiteral("password"), m.password);
+    if (o->text(QStringLiteral("caFile"), m.caFile))
+        readCaFile(o->pathOf(QStringLiteral("caFile")), m.caFile);
     if (m.store != QLatin1String("memory") && m.store != QLatin1String("redis")) {
         o->error(QStringLiteral("store"),
                  QStringLiteral("expected \"memory\" or \"redis\", got %1").arg(quoted(m.store)));
@@ -603,6 +605,9 @@ void ConfigReader::readMarks(JsonObjectReader &root, Config &config) {
     const auto endpoint = redis::RedisEndpoint::parse(m.url, &why);
     if (!endpoint)
         o->error(QStringLiteral("url"), why);
+    else if (!m.caFile.isEmpty() && !endpoint->tls)
+        // Said rather than ignored: a CA for a plain connection means the scheme is not the one meant.
+        o->error(QStringLiteral("caFile"), QStringLiteral("only a rediss:// url uses TLS; this one is redis://"));
     else if (!endpoint->password.isEmpty())
         o->error(QStringLiteral("url"),
                  QStringLiteral("holds a password; put it in the keychain and name it in marks.password"));

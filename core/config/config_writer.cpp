@@ -139,6 +139,7 @@ QJsonObject marksJson(const MarksConfig &m) {
     putChanged(o, QStringLiteral("url"), m.url, d.url);
     putChanged(o, QStringLiteral("prefix"), m.prefix, d.prefix);
     putChanged(o, QStringLiteral("password"), m.password, d.password);
+    putChanged(o, QStringLiteral("caFile"), m.caFile, d.caFile);
     return o;
 }
 

@@ -1,5 +1,6 @@
 #include "core/redis/redis_client.h"
 
+#include <QSslConfiguration>
 #include <QSslSocket>
 
 #include <hiredis/hiredis.h>
@@ -119,7 +120,12 @@ RedisValue RedisValue::error(const QByteArray &message) {
 }
 
 RedisClient::RedisClient(RedisEndpoint endpoint, util::Clock &clock, QObject *parent)
-    : QObject(parent), m_endpoint(std::move(endpoint)), m_clock(clock) {}
+    : QObject(parent), m_endpoint(std::move(endpoint)), m_clock(clock) {
+    // Checked when the configuration was read (marks.caFile): a file that holds none now fails the
+    // handshake, which says so.
+    if (m_endpoint.tls && !m_endpoint.caFile.isEmpty())
+        m_caCertificates = QSslCertificate::fromPath(m_endpoint.caFile, QSsl::Pem);
+}
 
 RedisClient::~RedisClient() {
     // Nothing runs from here on: aborting a connected socket emits disconnected(), which would
@@ -171,10 +177,21 @@ void RedisClient::connectNow() {
     m_failing = false;
     connect(m_socket, &QSslSocket::readyRead, this, &RedisClient::onReadyRead);
     connect(m_socket, &QSslSocket::disconnected, this, [this]() { fail(QStringLiteral("connection closed")); });
-    connect(m_socket, &QSslSocket::errorOccurred, this, [this](QAbstractSocket::SocketError) {
-        fail(m_socket ? m_socket->errorString() : QStringLiteral("socket error"));
+    connect(m_socket, &QSslSocket::errorOccurred, this, [this](QAbstractSocket::SocketError error) {
+        // A certificate Redis's TLS presents and this replica does not trust is not Redis being
+        // down: said as what it is, so the operator looks at marks.caFile, not at the network.
+        const bool tls = error == QAbstractSocket::SslHandshakeFailedError ||
+                         error == QAbstractSocket::SslInternalError ||
+                         error == QAbstractSocket::SslInvalidUserDataError;
+        fail(m_socket ? m_socket->errorString() : QStringLiteral("socket error"),
+             tls ? Loss::TlsFailed : Loss::Unreachable);
     });
     if (m_endpoint.tls) {
+        if (!m_caCertificates.isEmpty()) {
+            QSslConfiguration tls = QSslConfiguration::defaultConfiguration();
+            tls.addCaCertificates(m_caCertificates);
+            m_socket->setSslConfiguration(tls);
+        }
         connect(m_socket, &QSslSocket::encrypted, this, &RedisClient::onConnected);
         m_socket->connectToHostEncrypted(m_endpoint.host, m_endpoint.port);
     } else {

@@ -16,6 +16,7 @@
 
 #include <QList>
 #include <QObject>
+#include <QSslCertificate>
 #include <deque>
 #include <functional>
 
@@ -67,9 +68,10 @@ public:
     static constexpr qsizetype kMaxValueBytes = 4 << 20;
 
     // Why a connection went down: nothing there (refused, reset, no route, connect timed out),
-    // a connection that stays open and leaves commands unanswered, or a handshake Redis refused
-    // for want of the right password (WRONGPASS, NOAUTH, "invalid password").
-    enum class Loss { Unreachable, NotAnswering, PasswordRefused };
+    // a connection that stays open and leaves commands unanswered, a handshake Redis refused
+    // for want of the right password (WRONGPASS, NOAUTH, "invalid password"), or a TLS handshake
+    // that failed (a certificate not trusted or for another name: Redis answered, TLS refused it).
+    enum class Loss { Unreachable, NotAnswering, PasswordRefused, TlsFailed };
 
     // `clock` times commands and reconnects.
     explicit RedisClient(RedisEndpoint endpoint, util::Clock &clock = util::systemClock(), QObject *parent = nullptr);
@@ -125,7 +127,8 @@ private:
     bool m_open = false;
     bool m_ready = false;
     bool m_failing = false;
-    ReplyBudget m_budget; // the reply being read
+    ReplyBudget m_budget;                    // the reply being read
+    QList<QSslCertificate> m_caCertificates; // the endpoint's caFile, read once
 };
 
 } // namespace sw::redis

@@ -15,6 +15,7 @@ struct RedisEndpoint {
     bool tls = false;
     QString username;
     QByteArray password;     // secret: never logged
+    QString caFile;          // rediss://: a PEM bundle trusted besides the system store (marks.caFile)
     QString display() const; // "redis://host:port/db", no credentials
 
     // nullopt with *error set when the URL is not a usable Redis URL.

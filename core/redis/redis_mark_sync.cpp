@@ -727,6 +727,9 @@ void RedisMarkSync::onLost(const QString &why, RedisClient::Loss loss) {
         return goDown(QStringLiteral("Redis not answering"), why);
     case RedisClient::Loss::PasswordRefused:
         return goDown(QStringLiteral("Redis refused the password"), why);
+    case RedisClient::Loss::TlsFailed:
+        return goDown(QStringLiteral("Redis TLS handshake failed: %1 (marks.caFile trusts a private CA)").arg(why),
+                      why);
     case RedisClient::Loss::Unreachable:
         break;
     }

@@ -3,13 +3,19 @@
 // own limits (RedisClient::kMaxReplyElements, kMaxReplyBuffer), never by what a peer announces or
 // sends: past them the connection is dropped as a protocol error and reconnected.
 
+#include "core/config/config_loader.h"
+#include "core/config/config_writer.h"
 #include "core/redis/redis_client.h"
 #include "fake_clock.h"
 #include "signal_wait.h"
+#include "tls_front.h"
 
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QTcpServer>
 #include <QTcpSocket>
 #include <QTest>
+#include <QUrl>
 
 using namespace sw;
 
@@ -53,6 +59,7 @@ public:
         return m_server.listen(QHostAddress::LocalHost);
     }
     QString url() const { return QStringLiteral("redis://127.0.0.1:%1").arg(m_server.serverPort()); }
+    quint16 port() const { return m_server.serverPort(); }
 
 private:
     static std::optional<QByteArrayList> takeCommand(QByteArray &buffer) {
@@ -103,6 +110,15 @@ private:
 
     QTcpServer m_server;
 };
+
+// A configuration whose marks are shared through `url`, trusting `caFile`.
+QByteArray configWithMarksCaFile(const QString &url, const QString &caFile) {
+    const QJsonObject marks{{QStringLiteral("store"), QStringLiteral("redis")},
+                            {QStringLiteral("url"), url},
+                            {QStringLiteral("caFile"), caFile}};
+    const QJsonObject root{{QStringLiteral("listen"), QStringLiteral("127.0.0.1:0")}, {QStringLiteral("marks"), marks}};
+    return QJsonDocument(root).toJson(QJsonDocument::Compact);
+}
 
 } // namespace
 
@@ -178,6 +194,55 @@ private Q_SLOTS:
         server.last->write("*3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$5\r\nhello\r\n");
         QVERIFY(test::waitUntil([&]() { return !messages.isEmpty(); }, 5000));
         QCOMPARE(messages, QStringList{QStringLiteral("hello")});
+    }
+
+    // A rediss:// store whose certificate a private CA signed could not be trusted: marks had no
+    // caFile, and the handshake's failure read "Redis unreachable" (probe AC4 F3). The endpoint's
+    // caFile is trusted besides the system store, and a certificate refused is a TLS loss.
+    void aRedissStoreTrustsItsCaFile() {
+        HostileRedis server;
+        server.flood = false;
+        QVERIFY(server.listen());
+        test::TlsFront front(server.port());
+        QVERIFY(front.ok());
+        redis::RedisEndpoint endpoint = *redis::RedisEndpoint::parse(
+            QStringLiteral("rediss://127.0.0.1:%1").arg(QUrl(front.baseUrl()).port()), nullptr);
+        test::FakeClock net;
+        {
+            redis::RedisClient untrusting(endpoint, net);
+            std::optional<redis::RedisClient::Loss> loss;
+            connect(&untrusting, &redis::RedisClient::lost, this,
+                    [&](const QString &, redis::RedisClient::Loss l) { loss = l; });
+            untrusting.open();
+            QVERIFY(test::waitUntil([&]() { return loss.has_value(); }, 5000));
+            QCOMPARE(*loss, redis::RedisClient::Loss::TlsFailed);
+            QVERIFY(!untrusting.isReady());
+        }
+        // marks.caFile: checked as providers.NAME.caFile is, kept when the file is saved back.
+        const auto good = config::parse(configWithMarksCaFile(endpoint.display(), front.caFile()));
+        QVERIFY2(good.ok(), good.errors.isEmpty() ? "" : qPrintable(good.errors.front().toString()));
+        QCOMPARE(good.config->marks.caFile, front.caFile());
+        QCOMPARE(config::toJson(*good.config)
+                     .value(QStringLiteral("marks"))
+                     .toObject()
+                     .value(QStringLiteral("caFile"))
+                     .toString(),
+                 front.caFile());
+        for (const auto &[url, file] :
+             {std::pair{endpoint.display(), QStringLiteral("relative/ca.pem")},
+              std::pair{QStringLiteral("redis://127.0.0.1:6379"), front.caFile()}}) { // no TLS to trust it for
+            const auto bad = config::parse(configWithMarksCaFile(url, file));
+            QVERIFY2(!bad.ok(), qPrintable(url + QLatin1Char(' ') + file));
+            QCOMPARE(bad.errors.front().path, QStringLiteral("marks.caFile"));
+        }
+        endpoint.caFile = good.config->marks.caFile;
+        redis::RedisClient trusting(endpoint, net);
+        trusting.open();
+        QVERIFY(test::waitUntil([&]() { return trusting.isReady(); }, 5000));
+        std::optional<redis::RedisValue> reply;
+        trusting.command({"GET", "k"}, [&](const redis::RedisValue &v) { reply = v; });
+        QVERIFY(test::waitUntil([&]() { return reply.has_value(); }, 5000));
+        QVERIFY(!reply->isError());
     }
 
     // The bounds leave room for what Redis sends this gateway: the largest pull (RedisMarkSync
