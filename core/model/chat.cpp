@@ -161,10 +161,16 @@ QString openAIEffortFor(const QString &effort, const QString &modelId) {
 }
 
 QString openAIEffort(const Options &options, const QString &modelId) {
-    if (!options.reasoning.isEmpty())
-        return openAIEffortFor(options.reasoning, modelId);
-    return options.thinkingBudget ? openAIEffortFor(effortForThinkingBudget(*options.thinkingBudget), modelId)
-                                  : QString();
+    if (options.reasoning.isEmpty())
+        return options.thinkingBudget ? openAIEffortFor(effortForThinkingBudget(*options.thinkingBudget), modelId)
+                                      : QString();
+    // A word from another API (Anthropic's max, pi's xhigh) going to a model the gateway does not
+    // know: high, which every server of an OpenAI API that takes an effort takes (vLLM, Groq and
+    // the like refuse xhigh and max with a 400 that ends the chain). A client's own word to its
+    // own API (the passthrough) still goes as written.
+    if (!effortsTaken(modelId) && effortRank(options.reasoning) > effortRank(QStringLiteral("high")))
+        return QStringLiteral("high");
+    return openAIEffortFor(options.reasoning, modelId);
 }
 
 } // namespace sw::model

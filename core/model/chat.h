@@ -281,8 +281,9 @@ QString effortForThinkingBudget(int budget);        // never "minimal": low, med
 // know or a model id it does not (a later generation, another server's model), whose server decides.
 QString openAIEffortFor(const QString &effort, const QString &modelId);
 // The reasoning effort OpenAI model `modelId` (Chat, Responses) gets for a converted request: the
-// client's effort, or one for its thinking budget, as that model takes it (openAIEffortFor); ""
-// when no reasoning was asked.
+// client's effort, or one for its thinking budget, as that model takes it (openAIEffortFor); a word
+// above high (Anthropic's max, pi's xhigh) to a model id it does not know goes as high; "" when no
+// reasoning was asked.
 QString openAIEffort(const Options &options, const QString &modelId);
 
 } // namespace sw::model

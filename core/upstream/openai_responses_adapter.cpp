@@ -600,7 +600,7 @@ QString OpenAIResponsesAdapter::effortChanged(const model::ChatRequest &request,
     if (!target.modelReasons || (opt.reasoning.isEmpty() && !opt.thinkingBudget))
         return {};
     const QString asked = opt.reasoning.isEmpty() ? model::effortForThinkingBudget(*opt.thinkingBudget) : opt.reasoning;
-    if (model::openAIEffortFor(asked, target.modelId) == asked)
+    if (model::openAIEffort(opt, target.modelId) == asked)
         return {};
     switch (request.sourceApi) {
     case wire::Api::OpenAICompletions: // reasoning_effort, else OpenRouter's reasoning object
