@@ -9,6 +9,7 @@
 #include "core/wire/client_body.h"
 #include "core/wire/document_part.h"
 #include "core/wire/dropped_members.h"
+#include "core/wire/image_size.h"
 
 #include <QHash>
 #include <QJsonArray>
@@ -348,10 +349,16 @@ std::optional<QString> documentIncompatibility(const model::ContentBlock &doc, c
     return QStringLiteral("%1: %2 cannot resolve \"%3\"").arg(name, target, doc.url.left(64));
 }
 
-// Present and saying something: not missing, null or an empty string.
 constexpr qsizetype kAnthropicImageBytes = 5 * 1024 * 1024;
 constexpr qsizetype kAnthropicMaxMedia = 100;
+// The longest image side Messages takes, and the longest in a request of more than
+// kAnthropicManyImages images: past them a 400 ("At least one of the image dimensions exceed max
+// allowed size[ for many-image requests]: 8000 pixels") no failover gets past.
+constexpr qint64 kAnthropicImageSide = 8000;
+constexpr qint64 kAnthropicManyImagesSide = 2000;
+constexpr qsizetype kAnthropicManyImages = 20;
 
+// Present and saying something: not missing, null or an empty string.
 bool present(const rj::Value *v) {
     return v && !v->IsNull() && !(v->IsString() && v->GetStringLength() == 0);
 }
@@ -612,6 +619,8 @@ std::optional<QString> UpstreamAdapter::incompatibility(const model::ChatRequest
             return QStringLiteral("modalities: audio output has no translation to %1").arg(target);
     // Images and files the target could not read would otherwise be left out of the request.
     qsizetype media = 0; // images and files (a file is one page at least) that go to Messages as such
+    qsizetype images = 0;
+    qint64 longestSide = 0; // of the images whose size their bytes say
     for (const model::Message &m : request.context.messages)
         for (const model::ContentBlock &b : m.content) {
             if (b.type == model::BlockType::Image || (b.type == model::BlockType::Document && !b.isTextDocument()))
@@ -632,6 +641,21 @@ std::optional<QString> UpstreamAdapter::incompatibility(const model::ChatRequest
                     .arg(b.data.size())
                     .arg(kAnthropicImageBytes)
                     .arg(target);
+            // And one too large in pixels: a full-page screenshot (1440x8570), or a Retina screen in a
+            // long agent session. OpenAI and Gemini take it and scale it down. An image by URL, or
+            // one whose header says no size, goes as it is.
+            if (b.type == model::BlockType::Image && toAnthropic) {
+                ++images;
+                if (const auto size = wire::imageSize(b.data)) {
+                    if (qMax(size->width, size->height) > kAnthropicImageSide)
+                        return QStringLiteral("image of %1x%2 pixels: over the %3 pixels a side %4 takes")
+                            .arg(size->width)
+                            .arg(size->height)
+                            .arg(kAnthropicImageSide)
+                            .arg(target);
+                    longestSide = qMax(longestSide, qMax(size->width, size->height));
+                }
+            }
             if (b.type != model::BlockType::Image || b.url.isEmpty())
                 continue;
             const bool web = b.url.startsWith(QLatin1String("http://")) || b.url.startsWith(QLatin1String("https://"));
@@ -655,6 +679,14 @@ std::optional<QString> UpstreamAdapter::incompatibility(const model::ChatRequest
             .arg(media)
             .arg(kAnthropicMaxMedia)
             .arg(target);
+    if (toAnthropic && images > kAnthropicManyImages && longestSide > kAnthropicManyImagesSide)
+        return QStringLiteral("messages: %1 images, one of them %2 pixels a side, past the %3 pixels a side "
+                              "%4 takes in a request of more than %5 images")
+            .arg(images)
+            .arg(longestSide)
+            .arg(kAnthropicManyImagesSide)
+            .arg(target)
+            .arg(kAnthropicManyImages);
     // Messages and Gemini refuse a conversation with nothing in it (empty text is left out on the
     // way there), with a 400 that no failover gets past.
     if (toAnthropic || toGoogle) {

@@ -6,6 +6,7 @@
 #include "core/upstream/upstream_adapter.h"
 #include "wire_fixtures.h"
 
+#include <QtEndian>
 #include <QtTest>
 
 using namespace sw::formats;
@@ -394,6 +395,50 @@ void TestAdapterIncompatibility::reasons_data() {
                R"(,{"type":"file","file":{"filename":"a.pdf","file_data":"data:application/pdf;base64,JVBERi0="}}]}]})")
         << "anthropic-messages"
         << "101 images and files";
+    // Messages refuses an image over 8000 px a side, and over 2000 px when the request has more than
+    // 20 images (probe AC3-F1: a full-page screenshot, Retina screens in an agent's history); OpenAI
+    // and Gemini scale it down. The size is read from the image's header.
+    const auto pngOf = [](quint32 w, quint32 h) {
+        QByteArray ihdr(8, '\0');
+        qToBigEndian<quint32>(w, ihdr.data());
+        qToBigEndian<quint32>(h, ihdr.data() + 4);
+        return (QByteArray::fromHex("89504e470d0a1a0a0000000d49484452") + ihdr + QByteArray::fromHex("0802000000"))
+            .toBase64();
+    };
+    const auto screenshots = [&](int n, quint32 w, quint32 h) {
+        QByteArray parts;
+        for (int i = 0; i < n; ++i)
+            parts += (i ? "," : "") + QByteArray(R"({"type":"image_url","image_url":{"url":"data:image/png;base64,)") +
+                     pngOf(w, h) + "\"}}";
+        return R"({"model":"m","messages":[{"role":"user","content":[)" + parts + "]}]}";
+    };
+    QTest::addRow("a 1440x8570 screenshot to Messages") << chat << screenshots(1, 1440, 8570) << "anthropic-messages"
+                                                        << "image of 1440x8570 pixels: over the 8000 pixels a side";
+    QTest::addRow("a 1440x8000 screenshot to Messages") << chat << screenshots(1, 1440, 8000) << "anthropic-messages"
+                                                        << "";
+    QTest::addRow("a 1440x8570 screenshot to Chat") << chat << screenshots(1, 1440, 8570) << "openai-completions"
+                                                    << "";
+    QTest::addRow("a 1440x8570 screenshot to Gemini") << chat << screenshots(1, 1440, 8570) << "google-generative-ai"
+                                                      << "";
+    QTest::addRow("a 9000 px wide screenshot from a Responses client to Messages")
+        << responses
+        << R"({"model":"m","input":[{"role":"user","content":[{"type":"input_image","image_url":"data:image/png;base64,)" +
+               pngOf(9000, 900) + "\"}]}]}"
+        << "anthropic-messages"
+        << "image of 9000x900 pixels";
+    QTest::addRow("20 Retina screenshots to Messages") << chat << screenshots(20, 2880, 1800) << "anthropic-messages"
+                                                       << "";
+    QTest::addRow("21 Retina screenshots to Messages")
+        << chat << screenshots(21, 2880, 1800) << "anthropic-messages"
+        << "21 images, one of them 2880 pixels a side, past the 2000 pixels a side";
+    QTest::addRow("21 Retina screenshots to Chat") << chat << screenshots(21, 2880, 1800) << "openai-completions"
+                                                   << "";
+    QTest::addRow("21 screenshots of 2000 px to Messages")
+        << chat << screenshots(21, 2000, 1250) << "anthropic-messages"
+        << "";
+    // An image whose header says no size (here a PNG cut before its IHDR) goes as it is.
+    QTest::addRow("21 images of no known size to Messages") << chat << images(21) << "anthropic-messages"
+                                                            << "";
     // Messages refuses a tool's top-level property name outside ^[a-zA-Z0-9_.-]{1,64}$, which Gemini
     // and OpenAI take (OpenAPI-made MCP tools: "filter[id]", "Account Number"; probe R2-4). Nested
     // names are not checked there; a top-level combinator's branches become top-level properties.
