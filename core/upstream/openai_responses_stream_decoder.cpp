@@ -169,6 +169,26 @@ void OpenAIResponsesStreamDecoder::itemDone(int oi, const Value *item) {
         }
         // The whole item is kept as the signature: only this API can take it back.
         b.signature = QString::fromUtf8(rj::compact(*item));
+    } else if (equals(itemType, "message") && !m_textSaid.contains(oi)) {
+        // Text that never streamed as deltas (a server that sends the finished item alone; LiteLLM's
+        // fake stream for a model that cannot stream sends the whole response.completed alone): the
+        // item's own. Lost, the client was told of an empty answer that finished normally, and no
+        // other candidate was asked (probe AC1-F2). A block its content part opened takes it.
+        for (const Value &part : rj::elements(member(item, "content"))) {
+            const bool refusal = equals(member(&part, "type"), "refusal");
+            if (!refusal && !equals(member(&part, "type"), "output_text"))
+                continue;
+            m_sawRefusal |= refusal;
+            const QString said = toString(member(&part, refusal ? "refusal" : "text"));
+            if (said.isEmpty())
+                continue; // no empty block: Messages refuses one in a later turn
+            ContentBlock text;
+            text.refusal = refusal;
+            text.itemId = toString(member(item, "id"));
+            m_out.open(oi, text);
+            m_out.append(oi, said);
+            m_out.close(oi);
+        }
     } else if (equals(itemType, "function_call") && open) {
         if (!m_out.hasText(oi)) // arguments not streamed (the builder may keep none of them)
             m_out.append(oi, toString(member(item, "arguments")));
@@ -193,6 +213,18 @@ void OpenAIResponsesStreamDecoder::itemDone(int oi, const Value *item) {
 void OpenAIResponsesStreamDecoder::completed(std::string_view type, const Value *response) {
     readUsage(member(response, "usage"));
     const Value *output = rj::asArray(member(response, "output"));
+    // Output items no event announced (LiteLLM's fake stream: this event alone) are read here as
+    // their events would have said them. None when an event named no item by index: which items
+    // it streamed cannot be told, and read again their text would be said twice.
+    if (output && !m_announced.contains(-1))
+        for (rapidjson::SizeType i = 0; i < output->Size(); ++i) {
+            const Value &item = (*output)[i];
+            const QString id = toString(member(&item, "id"));
+            if (m_announced.contains(int(i)) || (!id.isEmpty() && m_announcedIds.contains(id)))
+                continue;
+            itemAdded(int(i), &item);
+            itemDone(int(i), &item);
+        }
     if (output)
         for (const Value &item : output->GetArray())
             m_sawToolCall |=
@@ -283,6 +315,13 @@ void OpenAIResponsesStreamDecoder::decode(const SseEvent &sse, const QByteArray 
     }
     m_out.start(toString(member(response, "id")));
     const int oi = rj::toInt(member(data, "output_index"), -1);
+    if (type != "response.created" && type != "response.in_progress" && type != "response.queued" &&
+        type != "response.completed" && type != "response.incomplete") {
+        m_announced.insert(oi); // -1: an item named by no index
+        const QString itemId = toString(member(data, "item_id"), toString(member(member(data, "item"), "id")));
+        if (!itemId.isEmpty())
+            m_announcedIds.insert(itemId);
+    }
     const auto relayMadeUpCallIds = [&] {
         if (!m_madeUpCallIds.isEmpty())
             m_lastRelayData = withMadeUpCallIds(raw, oi);
@@ -308,6 +347,8 @@ void OpenAIResponsesStreamDecoder::decode(const SseEvent &sse, const QByteArray 
         m_sawRefusal |= type == "response.refusal.delta";
         const QString delta = toString(member(data, "delta"));
         if (!delta.isEmpty()) {
+            if (kind == BlockType::Text)
+                m_textSaid.insert(oi);
             ContentBlock block;
             block.type = kind;
             block.refusal = type == "response.refusal.delta";
@@ -330,6 +371,15 @@ void OpenAIResponsesStreamDecoder::decode(const SseEvent &sse, const QByteArray 
         if (m_summaryParts[oi]++ > 0 && m_out.hasText(oi)) // parts of one summary, as paragraphs
             m_out.append(oi, QStringLiteral("\n\n"));
     } else if (type == "response.content_part.done") {
+        // A part whose text came with no delta: its finished text, in the block it opened.
+        const Value *part = member(data, "part");
+        const ContentBlock *open = m_out.find(oi);
+        if (open && open->type == BlockType::Text && !m_out.hasText(oi)) {
+            const QString text = toString(member(part, open->refusal ? "refusal" : "text"));
+            if (!text.isEmpty())
+                m_textSaid.insert(oi);
+            m_out.append(oi, text);
+        }
         m_out.close(oi);
     } else if (type == "response.output_item.done") {
         const Value *item = member(data, "item");

@@ -66,6 +66,13 @@ private:
     QSet<QString> m_callIds;              // the call ids this answer's calls are told by
     QHash<QString, int> m_callIdSuffixes; // where renaming a repeat of m_callIds goes on (wire::uniqueToolId)
     QByteArray m_lastRelayData;
+    // Message items (by output_index) whose text or refusal arrived: a delta, or a finished part.
+    // The finished item's own text is read only for the others.
+    QSet<int> m_textSaid;
+    // The output items events named, by output_index (-1: an event named none) and by item id:
+    // response.completed reads the others from its output.
+    QSet<int> m_announced;
+    QSet<QString> m_announcedIds;
     bool m_sawToolCall = false;
     bool m_sawRefusal = false; // a `refusal` content part: the model declined
 };

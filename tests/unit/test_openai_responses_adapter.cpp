@@ -21,6 +21,8 @@ using sw::test::readTestData;
 namespace wire = sw::wire;
 using sw::test::spokenIn;
 
+Q_DECLARE_METATYPE(sw::model::StopReason)
+
 namespace {
 Target target() {
     Target t;
@@ -101,6 +103,8 @@ private slots:
     void streamCutShortIsAnError();
     void parsesErrorBody();
     void customToolCallItemsAreToolCalls();
+    void textNotStreamedIsTheFinishedItems_data();
+    void textNotStreamedIsTheFinishedItems();
     void anotherApisStrictSchemaIsStrictOnlyWhereStrictModeTakesIt();
 };
 
@@ -1424,6 +1428,103 @@ void TestOpenAIResponsesAdapter::customToolCallItemsAreToolCalls() {
     QCOMPARE(m.stopReason, StopReason::ToolUse);
     QCOMPARE(m.native.value(QStringLiteral("output")).toArray()[1].toObject().value(QStringLiteral("type")).toString(),
              QStringLiteral("custom_tool_call"));
+}
+
+void TestOpenAIResponsesAdapter::textNotStreamedIsTheFinishedItems_data() {
+    // Probe AC1-F2: a server that sends no output_text.delta, only the finished item or the whole
+    // response (LiteLLM's fake stream for a model that cannot stream: response.completed alone),
+    // gave Chat, Messages and pi clients an empty answer that finished normally. The text is the
+    // finished item's, said once, and never a second time when it did stream.
+    QTest::addColumn<QByteArrayList>("frames"); // the data of each SSE event
+    QTest::addColumn<QString>("text");          // the text deltas a streaming client is sent, joined
+    QTest::addColumn<int>("blocks");            // content blocks of the answer
+    QTest::addColumn<StopReason>("reason");
+
+    const QByteArray message =
+        R"({"id":"msg_1","type":"message","role":"assistant","content":[{"type":"output_text","text":"The answer is 42.","annotations":[]}]})";
+    const QByteArray started = R"({"type":"response.created","response":{"id":"resp_1","output":[]}})";
+    const QByteArray added =
+        R"({"type":"response.output_item.added","output_index":0,"item":{"id":"msg_1","type":"message","role":"assistant","content":[]}})";
+    const QByteArray partAdded =
+        R"({"type":"response.content_part.added","output_index":0,"item_id":"msg_1","content_index":0,"part":{"type":"output_text","text":""}})";
+    const QByteArray partDone =
+        R"({"type":"response.content_part.done","output_index":0,"item_id":"msg_1","content_index":0,"part":{"type":"output_text","text":"The answer is 42."}})";
+    const QByteArray done = R"({"type":"response.output_item.done","output_index":0,"item":)" + message + "}";
+    const auto completed = [](const QByteArray &output) {
+        return R"({"type":"response.completed","response":{"id":"resp_1","status":"completed","output":[)" + output +
+               R"(],"usage":{"input_tokens":5,"output_tokens":7}}})";
+    };
+    const auto delta = [](const char *index, const char *piece) {
+        return QByteArray(R"({"type":"response.output_text.delta",)") + index + R"("item_id":"msg_1","delta":")" +
+               piece + R"("})";
+    };
+    const QString answer = QStringLiteral("The answer is 42.");
+
+    QTest::addRow("response.completed alone") << QByteArrayList{completed(message)} << answer << 1 << StopReason::Stop;
+    QTest::addRow("the item added and done, no delta")
+        << QByteArrayList{started, added, done, completed(message)} << answer << 1 << StopReason::Stop;
+    QTest::addRow("the part added and done, no delta")
+        << QByteArrayList{started, added, partAdded, partDone, done, completed(message)} << answer << 1
+        << StopReason::Stop;
+    QTest::addRow("the part added, no delta, the item done")
+        << QByteArrayList{started, added, partAdded, done, completed(message)} << answer << 1 << StopReason::Stop;
+    QTest::addRow("streamed: said once") << QByteArrayList{started,
+                                                           added,
+                                                           partAdded,
+                                                           delta(R"("output_index":0,)", "The answer"),
+                                                           delta(R"("output_index":0,)", " is 42."),
+                                                           partDone,
+                                                           done,
+                                                           completed(message)}
+                                         << answer << 1 << StopReason::Stop;
+    QTest::addRow("streamed with no output_index: said once")
+        << QByteArrayList{delta("", "The answer"), delta("", " is 42."), completed(message)} << answer << 1
+        << StopReason::Stop;
+    QTest::addRow("a refusal in response.completed alone")
+        << QByteArrayList{completed(
+               R"({"id":"msg_1","type":"message","role":"assistant","content":[{"type":"refusal","refusal":"I cannot help with that."}]})")}
+        << QStringLiteral("I cannot help with that.") << 1 << StopReason::Refusal;
+    QTest::addRow("reasoning, then a call, in response.completed alone")
+        << QByteArrayList{completed(
+               R"({"id":"rs_1","type":"reasoning","summary":[{"type":"summary_text","text":"Need the weather."}]},{"id":"fc_1","type":"function_call","call_id":"call_1","name":"get_weather","arguments":"{}"})")}
+        << QString() << 2 << StopReason::ToolUse;
+    QTest::addRow("a streamed item, then one only in response.completed")
+        << QByteArrayList{started, added, delta(R"("output_index":0,)", "The answer is 42."), done,
+                          completed(
+                              message +
+                              R"(,{"id":"msg_2","type":"message","role":"assistant","content":[{"type":"output_text","text":" Indeed."}]})")}
+        << QStringLiteral("The answer is 42. Indeed.") << 2 << StopReason::Stop;
+}
+
+void TestOpenAIResponsesAdapter::textNotStreamedIsTheFinishedItems() {
+    QFETCH(QByteArrayList, frames);
+    QFETCH(QString, text);
+    QFETCH(int, blocks);
+    QFETCH(StopReason, reason);
+    // A JSON client's answer (text kept) and a streaming one's (each delta sent, none kept).
+    for (const bool keepsText : {true, false}) {
+        auto decoder = OpenAIResponsesAdapter().makeDecoder(target());
+        decoder->setKeepsText(keepsText);
+        QList<StreamEvent> events;
+        for (const QByteArray &frame : frames)
+            events << decoder->feed(SseEvent{{}, frame});
+        events << decoder->finish();
+        QString said;
+        for (const StreamEvent &e : events)
+            if (e.type == EventType::TextDelta)
+                said += e.delta;
+        QCOMPARE(said, text);
+        EventAccumulator acc;
+        acc.addAll(events);
+        QVERIFY(acc.isFinished());
+        QCOMPARE(acc.message().content.size(), blocks);
+        QCOMPARE(acc.message().stopReason, reason);
+        QString kept;
+        for (const ContentBlock &b : acc.message().content)
+            kept += b.type == BlockType::Text ? b.text : QString();
+        if (keepsText)
+            QCOMPARE(kept, text);
+    }
 }
 
 // Probe G2 4: an Anthropic (or Chat, or pi) client's temperature with no thinking asked went to gpt-5,
