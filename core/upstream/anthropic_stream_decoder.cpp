@@ -142,6 +142,8 @@ QJsonObject AnthropicStreamDecoder::nativeMessage() const {
 }
 
 void AnthropicStreamDecoder::end() {
+    for (const int index : m_startInputs.keys()) // blocks the stream never said stopped
+        sayStartInput(index);
     StopReason reason = StopReason::Stop; // end_turn, stop_sequence, pause_turn
     if (m_stopReason == L("max_tokens") || m_stopReason == L("model_context_window_exceeded"))
         reason = StopReason::Length;
@@ -183,6 +185,8 @@ void AnthropicStreamDecoder::openBlock(int index, const Value *cb) {
             block.toolCallId = m_relayedId =
                 wire::uniqueToolId(block.toolCallId, m_callIds, wire::kAnthropicMaxToolIdLength, m_callIdSuffixes);
         m_callIds.insert(block.toolCallId);
+        if (const Value *input = rj::asObject(member(cb, "input")); input && input->MemberCount() > 0)
+            m_startInputs.insert(index, QString::fromUtf8(rj::compact(*input)));
     } else {
         return; // server tool blocks have no canonical form
     }
@@ -206,6 +210,14 @@ void AnthropicStreamDecoder::appendDelta(int index, const Value *delta) {
             m_lastKept = !piece.isEmpty();
         }
     // citations_delta and future kinds have no canonical form
+}
+
+void AnthropicStreamDecoder::sayStartInput(int index) {
+    // A server that gives the whole input at the start (the Anthropic SDK keeps it; its deltas, when
+    // any come, replace it): without it the call reached Chat and Responses clients as "{}".
+    const QString input = m_startInputs.take(index);
+    if (!input.isEmpty() && !m_out.hasText(index))
+        m_out.append(index, input);
 }
 
 QList<StreamEvent> AnthropicStreamDecoder::feed(const SseEvent &sse) {
@@ -282,6 +294,7 @@ void AnthropicStreamDecoder::decode(const SseEvent &sse) {
     } else if (type == "content_block_delta") {
         appendDelta(index, member(data, "delta"));
     } else if (type == "content_block_stop") {
+        sayStartInput(index);
         m_out.close(index);
     } else if (type == "message_delta") {
         const Value *stop = member(member(data, "delta"), "stop_reason");

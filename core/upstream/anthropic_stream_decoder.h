@@ -38,6 +38,9 @@ private:
     void readUsage(const rapidjson::Value *usage);
     void openBlock(int index, const rapidjson::Value *contentBlock);
     void appendDelta(int index, const rapidjson::Value *delta);
+    // The input a tool_use's content_block_start held (m_startInputs), as the call's arguments when
+    // no input_json_delta said them.
+    void sayStartInput(int index);
     void end();
 
     // The same-API answer (StreamEvent::native): message_start's message, every block as
@@ -70,6 +73,9 @@ private:
     QSet<QString> m_callIds;              // the ids this answer's calls are told by
     QHash<QString, int> m_callIdSuffixes; // where renaming a repeat of m_callIds goes on (wire::uniqueToolId)
     QByteArray m_lastRelayData;           // the frame as relayed, when it differs (m_relayedId)
+    // By block index, the compact JSON of a tool_use's input its content_block_start already held
+    // (Anthropic's own is {}, then input_json_delta): until the block ends.
+    QMap<int, QString> m_startInputs;
 };
 
 } // namespace sw::upstream

@@ -64,6 +64,7 @@ private slots:
     void streamCutShortIsAnError();
     void refusalIsACompletedAnswer();
     void dataOnlyStreamWithoutEventLines();
+    void aToolInputGivenAtTheBlocksStartIsTheCallsArguments();
     void parsesErrorBodies();
     void passthroughDropsForeignThinking();
     void whitespaceToolOutputAndRepeatedCallIdsAreMadeValid();
@@ -1272,6 +1273,49 @@ void TestAnthropicAdapter::dataOnlyStreamWithoutEventLines() {
     QCOMPARE(acc.message().stopReason, StopReason::ToolUse);
     QCOMPARE(acc.message().content.size(), 3);
     QCOMPARE(acc.message().content[1].text, QStringLiteral("Let me check that for you."));
+}
+
+void TestAnthropicAdapter::aToolInputGivenAtTheBlocksStartIsTheCallsArguments() {
+    // Probe AC1-F2: an Anthropic-compatible server whose content_block_start holds the call's whole
+    // input, with no input_json_delta: Chat and Responses clients were told arguments "{}". Deltas,
+    // when they come, are the arguments (the Anthropic SDK's reading), never both.
+    const QByteArray start = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\","
+                             "\"usage\":{\"input_tokens\":3,\"output_tokens\":0}}}\n\n"
+                             "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,"
+                             "\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"get_answer\","
+                             "\"input\":{\"q\":\"life 42\"}}}\n\n";
+    const QByteArray delta =
+        "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,"
+        "\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"q\\\":\\\"streamed\\\"}\"}}\n\n";
+    const QByteArray stop = "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n";
+    const QByteArray end = "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":"
+                           "\"tool_use\"},\"usage\":{\"output_tokens\":5}}\n\n"
+                           "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
+    const struct {
+        QByteArray sse;
+        QString arguments;
+    } cases[] = {{start + stop + end, QStringLiteral("{\"q\":\"life 42\"}")},
+                 {start + end, QStringLiteral("{\"q\":\"life 42\"}")}, // no content_block_stop
+                 {start + delta + stop + end, QStringLiteral("{\"q\":\"streamed\"}")}};
+    for (const auto &c : cases)
+        for (const bool keepsText : {true, false}) {
+            auto decoder = AnthropicAdapter().makeDecoder(target());
+            decoder->setKeepsText(keepsText);
+            const QList<StreamEvent> events = sw::test::decodeTranscript(*decoder, c.sse);
+            QString said; // what a streaming client is sent
+            for (const StreamEvent &e : events)
+                if (e.type == EventType::ToolCallDelta)
+                    said += e.delta;
+            QCOMPARE(said, c.arguments);
+            EventAccumulator acc;
+            acc.addAll(events);
+            QVERIFY(acc.isFinished());
+            QCOMPARE(acc.message().stopReason, StopReason::ToolUse);
+            QCOMPARE(acc.message().content.size(), 1);
+            if (keepsText)
+                QCOMPARE(acc.message().content[0].arguments.value(QStringLiteral("q")).toString(),
+                         c.arguments.section(QLatin1Char('"'), 3, 3));
+        }
 }
 
 void TestAnthropicAdapter::parsesErrorBodies() {
