@@ -190,6 +190,25 @@ QString UsageDatabase::defaultPath() {
 
 namespace {
 
+// The row a query of request_id, tenant, route, candidate, provider, input, output, cache_read,
+// cache_write, cost, outcome, at_ms (in that order) stands on.
+UsageRow rowAt(const QSqlQuery &q) {
+    UsageRow r;
+    r.requestId = q.value(0).toString();
+    r.tenant = q.value(1).toString();
+    r.route = q.value(2).toString();
+    r.candidate = q.value(3).toString();
+    r.provider = q.value(4).toString();
+    r.input = q.value(5).toLongLong();
+    r.output = q.value(6).toLongLong();
+    r.cacheRead = q.value(7).toLongLong();
+    r.cacheWrite = q.value(8).toLongLong();
+    r.cost = q.value(9).toDouble();
+    r.outcome = q.value(10).toString();
+    r.atEpochMs = q.value(11).toLongLong();
+    return r;
+}
+
 // What a path names now: which file (device and inode), and its size and last change.
 UsageDatabase::FileStamp stampOf(const QString &path) {
     UsageDatabase::FileStamp s;
@@ -768,20 +787,7 @@ QList<UsageRow> UsageDatabase::allRows() const {
                                           " cache_read, cache_write, cost, outcome, at_ms FROM usage ORDER BY id")))
         return rows;
     while (q.next()) {
-        UsageRow r;
-        r.requestId = q.value(0).toString();
-        r.tenant = q.value(1).toString();
-        r.route = q.value(2).toString();
-        r.candidate = q.value(3).toString();
-        r.provider = q.value(4).toString();
-        r.input = q.value(5).toLongLong();
-        r.output = q.value(6).toLongLong();
-        r.cacheRead = q.value(7).toLongLong();
-        r.cacheWrite = q.value(8).toLongLong();
-        r.cost = q.value(9).toDouble();
-        r.outcome = q.value(10).toString();
-        r.atEpochMs = q.value(11).toLongLong();
-        rows.append(std::move(r));
+        rows.append(rowAt(q));
     }
     return rows;
 }
@@ -928,20 +934,7 @@ UsageReport UsageDatabase::query(const UsageQuery &uq) const {
                           .arg(saneCount("input"), saneCount("output"), saneCount("cache_read"),
                                saneCount("cache_write"), saneCost()));
     while (q.next()) {
-        UsageRow r;
-        r.requestId = q.value(0).toString();
-        r.tenant = q.value(1).toString();
-        r.route = q.value(2).toString();
-        r.candidate = q.value(3).toString();
-        r.provider = q.value(4).toString();
-        r.input = q.value(5).toLongLong();
-        r.output = q.value(6).toLongLong();
-        r.cacheRead = q.value(7).toLongLong();
-        r.cacheWrite = q.value(8).toLongLong();
-        r.cost = q.value(9).toDouble();
-        r.outcome = q.value(10).toString();
-        r.atEpochMs = q.value(11).toLongLong();
-        report.rows.append(r);
+        report.rows.append(rowAt(q));
     }
     checkEnd(q);
     return report;
