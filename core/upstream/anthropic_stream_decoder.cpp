@@ -185,8 +185,10 @@ void AnthropicStreamDecoder::openBlock(int index, const Value *cb) {
             block.toolCallId = m_relayedId =
                 wire::uniqueToolId(block.toolCallId, m_callIds, wire::kAnthropicMaxToolIdLength, m_callIdSuffixes);
         m_callIds.insert(block.toolCallId);
-        if (const Value *input = rj::asObject(member(cb, "input")); input && input->MemberCount() > 0)
+        if (const Value *input = rj::asObject(member(cb, "input")); input && input->MemberCount() > 0) {
             m_startInputs.insert(index, QString::fromUtf8(rj::compact(*input)));
+            m_lastKept = true; // held until the block ends: charged as a signature delta is
+        }
     } else {
         return; // server tool blocks have no canonical form
     }

@@ -214,13 +214,15 @@ void OpenAIResponsesStreamDecoder::completed(std::string_view type, const Value 
     readUsage(member(response, "usage"));
     const Value *output = rj::asArray(member(response, "output"));
     // Output items no event announced (LiteLLM's fake stream: this event alone) are read here as
-    // their events would have said them. None when an event named no item by index: which items
-    // it streamed cannot be told, and read again their text would be said twice.
-    if (output && !m_announced.contains(-1))
+    // their events would have said them. None when an event named its item by no index or no id:
+    // which items it streamed cannot be told, and read again their text would be said twice.
+    if (output && !m_streamedUnknown)
         for (rapidjson::SizeType i = 0; i < output->Size(); ++i) {
             const Value &item = (*output)[i];
             const QString id = toString(member(&item, "id"));
-            if (m_announced.contains(int(i)) || (!id.isEmpty() && m_announcedIds.contains(id)))
+            // An item with no id after items that streamed may be one of them, at another place.
+            if (m_announced.contains(int(i)) || (!id.isEmpty() && m_announcedIds.contains(qHash(id))) ||
+                (id.isEmpty() && !m_announced.isEmpty()))
                 continue;
             itemAdded(int(i), &item);
             itemDone(int(i), &item);
@@ -317,10 +319,15 @@ void OpenAIResponsesStreamDecoder::decode(const SseEvent &sse, const QByteArray 
     const int oi = rj::toInt(member(data, "output_index"), -1);
     if (type != "response.created" && type != "response.in_progress" && type != "response.queued" &&
         type != "response.completed" && type != "response.incomplete") {
-        m_announced.insert(oi); // -1: an item named by no index
         const QString itemId = toString(member(data, "item_id"), toString(member(member(data, "item"), "id")));
-        if (!itemId.isEmpty())
-            m_announcedIds.insert(itemId);
+        if (oi < 0 || itemId.isEmpty() || m_announced.size() >= kMaxAnnounced) {
+            m_streamedUnknown = true;
+            m_announced.clear();
+            m_announcedIds.clear();
+        } else if (!m_streamedUnknown) {
+            m_announced.insert(oi);
+            m_announcedIds.insert(qHash(itemId));
+        }
     }
     const auto relayMadeUpCallIds = [&] {
         if (!m_madeUpCallIds.isEmpty())

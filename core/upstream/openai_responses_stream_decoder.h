@@ -69,10 +69,15 @@ private:
     // Message items (by output_index) whose text or refusal arrived: a delta, or a finished part.
     // The finished item's own text is read only for the others.
     QSet<int> m_textSaid;
-    // The output items events named, by output_index (-1: an event named none) and by item id:
-    // response.completed reads the others from its output.
+    // The output items events named, by output_index and by a hash of their id: response.completed
+    // reads the others from its output. Once an event named its item by no index or no id, or past
+    // kMaxAnnounced items, which items streamed cannot be told (m_streamedUnknown) and none is read
+    // there: said again, its text would be doubled. Bounded, so an upstream naming a new item in
+    // every empty event holds no more than this.
+    static constexpr qsizetype kMaxAnnounced = 1024;
     QSet<int> m_announced;
-    QSet<QString> m_announcedIds;
+    QSet<size_t> m_announcedIds;
+    bool m_streamedUnknown = false;
     bool m_sawToolCall = false;
     bool m_sawRefusal = false; // a `refusal` content part: the model declined
 };

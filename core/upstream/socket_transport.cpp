@@ -65,13 +65,21 @@ public:
         const int status = line.startsWith("HTTP/1.") ? line.mid(9, 3).toInt(&ok) : 0;
         if (!ok || line.size() < 12 || (line.size() > 12 && line.at(12) != ' '))
             return fail(TransportError::Protocol, QStringLiteral("its answer to CONNECT is not HTTP"));
-        if (status < 200 || status > 299)
+        if (status < 200 || status > 299) {
+            // The proxy's reason phrase reaches the client's error and the log: its first 64
+            // characters, printable ASCII only (a bare LF or a page of text stays out of both).
+            QByteArray reason = line.mid(13).trimmed().left(64);
+            for (char &c : reason)
+                if (uchar(c) < 0x20 || uchar(c) > 0x7e)
+                    c = '?';
             return fail(status >= 500 ? TransportError::Other : TransportError::Refused,
                         QStringLiteral("refused the tunnel to %1:%2 with %3%4")
                             .arg(m_host)
                             .arg(m_port)
-                            .arg(QString::fromLatin1(line.mid(9)).trimmed(),
+                            .arg(QString::number(status) +
+                                     (reason.isEmpty() ? QString() : QLatin1Char(' ') + QString::fromLatin1(reason)),
                                  proxyRefusalHint(status, !m_authorization.isEmpty())));
+        }
         if (end + 4 != m_answer.size()) // the provider speaks only after our TLS hello
             return fail(TransportError::Protocol, QStringLiteral("it sent bytes after its answer to CONNECT"));
         SocketLink *link = m_link;

@@ -30,6 +30,7 @@ public:
     QStringList lines;                // the request lines it was sent
     QList<QByteArray> authorizations; // their Proxy-Authorization values ("" when none)
     int refuseWith = 0;               // answer every request with this status instead
+    QByteArray refuseReason = "Proxy Authentication Required";
 
     bool listen() {
         QObject::connect(&m_server, &QTcpServer::newConnection, &m_server, [this] {
@@ -71,8 +72,8 @@ private:
             }
             authorizations.append(auth);
             if (refuseWith) {
-                client->write("HTTP/1.1 " + QByteArray::number(refuseWith) +
-                              " Proxy Authentication Required\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+                client->write("HTTP/1.1 " + QByteArray::number(refuseWith) + ' ' + refuseReason +
+                              "\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
                 client->disconnectFromHost();
                 return;
             }
@@ -243,6 +244,14 @@ void TestUpstreamProxy::aRefusingProxyIsTheProxysFailure() {
     }
     QCOMPARE(proxy.lines.size(), 2);
     QVERIFY(fake.requests().isEmpty());
+    // The proxy's reason phrase reaches the client's error and the log: a short, printable one.
+    proxy.refuseWith = 403;
+    proxy.refuseReason = "Forbidden " + QByteArray(400, 'x') + "\x01\x1b[2J";
+    CallRecorder talkative(transport.start(post(QStringLiteral("https://api.corp.test")), this));
+    QVERIFY(talkative.waitFinished(10000));
+    const QString said = talkative.result->message;
+    QVERIFY2(said.contains(QLatin1String("with 403 Forbidden xxx")), qPrintable(said));
+    QVERIFY2(!said.contains(QString(65, QLatin1Char('x'))) && !said.contains(QChar(0x1b)), qPrintable(said));
     // Nothing listens at the proxy's address: its failure, by its name, not the provider's.
     proxy.close();
     CallRecorder nobody(transport.start(post(QStringLiteral("https://api.corp.test")), this));

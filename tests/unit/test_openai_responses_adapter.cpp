@@ -1494,6 +1494,12 @@ void TestOpenAIResponsesAdapter::textNotStreamedIsTheFinishedItems_data() {
                               message +
                               R"(,{"id":"msg_2","type":"message","role":"assistant","content":[{"type":"output_text","text":" Indeed."}]})")}
         << QStringLiteral("The answer is 42. Indeed.") << 2 << StopReason::Stop;
+    // A server whose events name the item by index alone, and whose response.completed lists an item
+    // it never streamed before the one it did: which streamed cannot be told, so none is read again.
+    QTest::addRow("streamed by index alone, completed with another item first")
+        << QByteArrayList{R"({"type":"response.output_text.delta","output_index":0,"delta":"The answer is 42."})",
+                          completed(R"({"id":"rs_1","type":"reasoning","summary":[]},)" + message)}
+        << answer << 1 << StopReason::Stop;
 }
 
 void TestOpenAIResponsesAdapter::textNotStreamedIsTheFinishedItems() {
